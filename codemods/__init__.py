@@ -1,0 +1,35 @@
+"""Rule registry: every rule family module exports ``RULES``; this is the one list.
+
+Families (one module each, codes by hundred):
+  TM1xx variable.py   ``torch.autograd.Variable`` and ``volatile``
+  TM2xx device.py     ``.cuda()``/``torch.cuda.*Tensor`` -> one ``torch.device``; asynckw.py (TM203)
+  TM3xx data.py       ``.data[0]``, ``.data`` reads and manual updates
+  TM4xx deprecated.py renamed functions and changed signatures (tables)
+  TM5xx current.py    behaviour changes after 0.4 (``torch.load``, ``torch.full``, ...)
+  TM6xx hazards.py    autograd hazards that ``check`` reports
+"""
+from __future__ import annotations
+
+from typing import Iterable, List, Optional
+
+from codemods import asynckw, current, data, deprecated, device, hazards, variable
+
+ALL_RULES: List[type] = sorted(
+    [*variable.RULES, *device.RULES, *asynckw.RULES, *data.RULES, *deprecated.RULES, *current.RULES,
+     *hazards.RULES],
+    key=lambda rule: rule.code,
+)
+
+
+def _matches(code: str, prefixes: Iterable[str]) -> bool:
+    return any(code.startswith(prefix) for prefix in prefixes)
+
+
+def select_rules(select: Optional[Iterable[str]] = None, ignore: Optional[Iterable[str]] = None) -> List[type]:
+    """Rules whose code starts with a ``select`` prefix (all by default) and with no ``ignore`` prefix."""
+    select = [s.strip().upper() for s in (select or ["TM"]) if s.strip()]
+    ignore = [s.strip().upper() for s in (ignore or []) if s.strip()]
+    unknown = [p for p in (*select, *ignore) if not any(r.code.startswith(p) for r in ALL_RULES)]
+    if unknown:
+        raise ValueError(f"unknown rule code(s): {', '.join(unknown)}")
+    return [r for r in ALL_RULES if _matches(r.code, select) and not _matches(r.code, ignore)]

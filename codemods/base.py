@@ -1,0 +1,124 @@
+"""The rule model shared by every rule family.
+
+A rule is a libcst visitor that *reports*: each report may carry a fix, a
+function from the (already rewritten) node to its replacement. The engine runs
+all selected rules in one traversal and applies every fix in one bottom-up
+transform, so nested fixes from different rules compose
+(``Variable(x.cuda())`` gets both). Rules never transform the tree themselves.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, ClassVar, Optional, Sequence, Union
+
+import libcst as cst
+
+from codemods.names import ImportMap
+
+Replacement = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
+Fix = Callable[[cst.CSTNode], Replacement]
+
+
+@dataclass(frozen=True)
+class Example:
+    """One documented case: ``before`` becomes ``after``.
+
+    ``after`` is ``None`` when the rule only reports (a diagnostic or a hazard
+    with no safe fix): the code must be flagged and left unchanged. With
+    ``unsafe=True`` the change is only made by ``--unsafe-fixes``.
+    """
+
+    before: str
+    after: Optional[str] = None
+    unsafe: bool = False
+
+
+@dataclass
+class Finding:
+    code: str
+    message: str
+    line: int = 0
+    col: int = 0
+    end_line: int = 0
+    fixable: bool = False
+    unsafe: bool = False
+    applied: bool = False
+    hint: str = ""
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass
+class _Report:
+    rule: "Rule"
+    node: cst.CSTNode
+    message: str
+    fix: Optional[Fix]
+    unsafe: bool
+    hint: str
+
+
+@dataclass
+class FileContext:
+    """Per-file state that rules read (imports, ancestors) and write (reports, imports)."""
+
+    module: cst.Module
+    imports: ImportMap
+    unsafe_fixes: bool = False
+    ancestors: list = field(default_factory=list)
+    reports: list = field(default_factory=list)
+    added_imports: list = field(default_factory=list)
+    removed_imports: list = field(default_factory=list)
+
+    def parent(self, level: int = 1) -> Optional[cst.CSTNode]:
+        """The ``level``-th ancestor of the node being visited (1 = its parent)."""
+        # ancestors[-1] is the node being visited itself.
+        index = -1 - level
+        return self.ancestors[index] if len(self.ancestors) >= level + 1 else None
+
+    def qualname(self, node: cst.CSTNode) -> Optional[str]:
+        return self.imports.qualname(node)
+
+    # Call these from inside a fix, so that only applied fixes change imports.
+    def add_import(self, module: str, obj: Optional[str] = None, asname: Optional[str] = None) -> None:
+        self.added_imports.append((module, obj, asname))
+
+    def remove_import_if_unused(self, module: str, obj: Optional[str] = None, asname: Optional[str] = None) -> None:
+        self.removed_imports.append((module, obj, asname))
+
+
+class Rule:
+    """Base class: subclass, set the class attributes, write ``visit_<Node>`` methods.
+
+    - ``code``: stable identifier (``TM101``); ``summary``: one line for tables.
+    - ``triggers``: substrings without which the rule cannot fire; a file that
+      contains none of any selected rule's triggers is never parsed.
+    - ``changes``: examples the rule rewrites or flags (its tests and docs).
+    - ``keeps``: code the rule must leave alone and not flag.
+    - ``kind``: ``"fix"`` for legacy idioms that ``rewrite`` migrates,
+      ``"hazard"`` for autograd hazards that ``check`` reports.
+    """
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    kind: ClassVar[str] = "fix"
+    triggers: ClassVar[Sequence[str]] = ()
+    changes: ClassVar[Sequence[Example]] = ()
+    keeps: ClassVar[Sequence[str]] = ()
+
+    def __init__(self, ctx: FileContext):
+        self.ctx = ctx
+
+    def report(
+        self,
+        node: cst.CSTNode,
+        message: str,
+        fix: Optional[Fix] = None,
+        *,
+        unsafe: bool = False,
+        hint: str = "",
+    ) -> None:
+        """Record a finding at ``node``; ``fix`` (if any) rewrites that node."""
+        self.ctx.reports.append(_Report(self, node, message, fix, unsafe, hint))

@@ -1,0 +1,173 @@
+"""Run a set of rules over one source text: one parse, one traversal, one print.
+
+1. text rules (the documented token-level pre-pass: ``async=`` cannot be parsed),
+2. ``libcst.parse_module`` once,
+3. every rule's ``visit_*``/``leave_*`` dispatched from a single traversal,
+4. findings get positions (only when there are any) and inline suppressions,
+5. all fixes applied in one bottom-up transform, then scheduled import changes,
+6. one ``module.code``. When no fix applies the input text is returned as is.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Dict, List, Sequence, Tuple, Type
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from codemods.base import FileContext, Finding, Rule
+from codemods.names import ImportMap
+
+SUPPRESSION = re.compile(r"#\s*torch-migrate:\s*ignore(?:\[(?P<codes>[A-Z0-9_, ]+)\])?")
+
+
+class TextRule:
+    """A rule that works on tokens before parsing (only for code libcst cannot parse)."""
+
+    code: str
+    name: str
+    summary: str
+    kind = "fix"
+    triggers: Sequence[str] = ()
+    changes: Sequence = ()
+    keeps: Sequence[str] = ()
+
+    def rewrite(self, text: str) -> Tuple[str, List[Finding]]:
+        raise NotImplementedError
+
+
+@dataclass
+class Outcome:
+    text: str
+    findings: List[Finding] = field(default_factory=list)
+
+    @property
+    def fix_counts(self) -> Counter:
+        return Counter(f.code for f in self.findings if f.applied)
+
+
+@functools.lru_cache(maxsize=None)
+def _handler_names(rule_class: Type[Rule]) -> Tuple[Tuple[str, type, str], ...]:
+    """(``visit``/``leave``, node type, method name) for each handler a rule defines."""
+    handlers = []
+    for attr in dir(rule_class):
+        prefix, _, node_name = attr.partition("_")
+        if prefix in ("visit", "leave") and node_name and hasattr(cst, node_name):
+            handlers.append((prefix, getattr(cst, node_name), attr))
+    return tuple(handlers)
+
+
+class _Dispatcher(cst.CSTVisitor):
+    """Calls every rule's handlers for a node, keeping ``ctx.ancestors`` current."""
+
+    def __init__(self, ctx: FileContext, rules: Sequence[Rule]):
+        self.ancestors = ctx.ancestors
+        self.visits: Dict[type, list] = {}
+        self.leaves: Dict[type, list] = {}
+        for rule in rules:
+            for kind, node_type, attr in _handler_names(type(rule)):
+                table = self.visits if kind == "visit" else self.leaves
+                table.setdefault(node_type, []).append(getattr(rule, attr))
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.ancestors.append(node)
+        for handler in self.visits.get(type(node), ()):
+            handler(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        for handler in self.leaves.get(type(original_node), ()):
+            handler(original_node)
+        self.ancestors.pop()
+
+
+class _ApplyFixes(cst.CSTTransformer):
+    """Applies fixes bottom-up, so a fix receives its node with inner fixes done."""
+
+    def __init__(self, fixes: Dict[int, list]):
+        super().__init__()
+        self.fixes = fixes
+
+    def on_leave(self, original_node, updated_node):
+        for fix in self.fixes.get(id(original_node), ()):
+            if not isinstance(updated_node, cst.CSTNode):
+                break  # an earlier fix removed or split the node
+            updated_node = fix(updated_node)
+        return updated_node
+
+
+def _suppressed(line_text: str, code: str) -> bool:
+    match = SUPPRESSION.search(line_text)
+    if not match:
+        return False
+    codes = match.group("codes")
+    return codes is None or any(code.startswith(c.strip()) for c in codes.split(",") if c.strip())
+
+
+def run_rules(text: str, rules: Sequence[type], *, unsafe_fixes: bool = False, fix: bool = True) -> Outcome:
+    """Apply ``rules`` (Rule or TextRule classes) to ``text``.
+
+    Raises ``libcst.ParserSyntaxError`` when the text cannot be parsed.
+    """
+    findings: List[Finding] = []
+    for rule_class in rules:
+        if isinstance(rule_class, type) and issubclass(rule_class, TextRule):
+            new_text, text_findings = rule_class().rewrite(text)
+            if fix:
+                text = new_text
+                for finding in text_findings:
+                    finding.applied = True
+            findings.extend(text_findings)
+
+    module = cst.parse_module(text)
+    ctx = FileContext(module=module, imports=ImportMap(module), unsafe_fixes=unsafe_fixes)
+    tree_rules = [cls(ctx) for cls in rules if not issubclass(cls, TextRule)]
+    if tree_rules:
+        module.visit(_Dispatcher(ctx, tree_rules))
+
+    fixes: Dict[int, list] = {}
+    if ctx.reports:
+        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        lines = text.splitlines()
+        for report in ctx.reports:
+            where = positions[report.node]
+            line_text = lines[where.start.line - 1] if where.start.line <= len(lines) else ""
+            if _suppressed(line_text, report.rule.code):
+                continue
+            will_fix = fix and report.fix is not None and (not report.unsafe or unsafe_fixes)
+            findings.append(
+                Finding(
+                    code=report.rule.code,
+                    message=report.message,
+                    line=where.start.line,
+                    col=where.start.column + 1,
+                    end_line=where.end.line,
+                    fixable=report.fix is not None,
+                    unsafe=report.unsafe,
+                    applied=will_fix,
+                    hint=report.hint,
+                )
+            )
+            if will_fix:
+                fixes.setdefault(id(report.node), []).append(report.fix)
+    findings.sort(key=lambda f: (f.line, f.col, f.code))
+
+    if not fixes:
+        return Outcome(text, findings)
+    module = module.visit(_ApplyFixes(fixes))
+    if ctx.added_imports:
+        context = CodemodContext()
+        for module_name, obj, asname in ctx.added_imports:
+            AddImportsVisitor.add_needed_import(context, module_name, obj, asname)
+        module = AddImportsVisitor(context).transform_module(module)
+    if ctx.removed_imports:
+        context = CodemodContext()
+        for module_name, obj, asname in ctx.removed_imports:
+            RemoveImportsVisitor.remove_unused_import(context, module_name, obj, asname)
+        module = RemoveImportsVisitor(context).transform_module(module)
+    return Outcome(module.code, findings)

@@ -1,0 +1,54 @@
+"""Every rule's documented examples are its tests: what it changes, flags, and leaves alone."""
+import ast
+
+import pytest
+
+import codemods
+from codemods.engine import run_rules
+
+CHANGES = [
+    pytest.param(rule, example, id=f"{rule.code}-change{i}")
+    for rule in codemods.ALL_RULES
+    for i, example in enumerate(rule.changes)
+]
+KEEPS = [
+    pytest.param(rule, source, id=f"{rule.code}-keep{i}")
+    for rule in codemods.ALL_RULES
+    for i, source in enumerate(rule.keeps)
+]
+
+
+def test_every_rule_is_documented():
+    codes = [rule.code for rule in codemods.ALL_RULES]
+    assert len(codes) == len(set(codes)), "duplicate rule codes"
+    for rule in codemods.ALL_RULES:
+        assert rule.summary and "\n" not in rule.summary, rule.code
+        assert rule.triggers, f"{rule.code} has no triggers: the pre-filter could never skip a file"
+        assert rule.changes and rule.keeps, f"{rule.code} needs examples of what it changes and keeps"
+        assert rule.kind in ("fix", "hazard")
+
+
+@pytest.mark.parametrize("rule,example", CHANGES)
+def test_rule_changes(rule, example):
+    outcome = run_rules(example.before, [rule], unsafe_fixes=example.unsafe)
+    codes = {finding.code for finding in outcome.findings}
+    assert rule.code in codes, f"{rule.code} did not fire on:\n{example.before}"
+    expected = example.before if example.after is None else example.after
+    assert outcome.text == expected
+    if example.after is not None:
+        # Triggers must cover every example, or the pre-filter would skip it.
+        assert any(t in example.before for t in rule.triggers)
+        ast.parse(outcome.text)
+        again = run_rules(outcome.text, [rule], unsafe_fixes=example.unsafe)
+        assert again.text == outcome.text, "not idempotent"
+        assert not any(f.applied for f in again.findings)
+    if example.unsafe:
+        safe_only = run_rules(example.before, [rule])
+        assert safe_only.text == example.before, "an unsafe fix was applied without --unsafe-fixes"
+
+
+@pytest.mark.parametrize("rule,source", KEEPS)
+def test_rule_keeps(rule, source):
+    outcome = run_rules(source, [rule], unsafe_fixes=True)
+    assert outcome.text == source
+    assert [f for f in outcome.findings if f.code == rule.code] == []
