@@ -1,0 +1,2 @@
+"""Rule family placeholder: filled in by its issue."""
+RULES: list = []
