@@ -115,13 +115,13 @@ def run_rules(text: str, rules: Sequence[type], *, unsafe_fixes: bool = False, f
     Raises ``libcst.ParserSyntaxError`` when the text cannot be parsed.
     """
     findings: List[Finding] = []
+    original = text
     for rule_class in rules:
-        if isinstance(rule_class, type) and issubclass(rule_class, TextRule):
-            new_text, text_findings = rule_class().rewrite(text)
-            if fix:
-                text = new_text
-                for finding in text_findings:
-                    finding.applied = True
+        if issubclass(rule_class, TextRule):
+            # Applied even when only checking: the tree rules cannot see the file otherwise.
+            text, text_findings = rule_class().rewrite(text)
+            for finding in text_findings:
+                finding.applied = fix
             findings.extend(text_findings)
 
     module = cst.parse_module(text)
@@ -157,6 +157,8 @@ def run_rules(text: str, rules: Sequence[type], *, unsafe_fixes: bool = False, f
                 fixes.setdefault(id(report.node), []).append(report.fix)
     findings.sort(key=lambda f: (f.line, f.col, f.code))
 
+    if not fix:
+        return Outcome(original, findings)
     if not fixes:
         return Outcome(text, findings)
     module = module.visit(_ApplyFixes(fixes))

@@ -1,0 +1,228 @@
+"""The ``torch-migrate`` command line.
+
+Exit status, for every command:
+  0  success: nothing to report (``rewrite`` in place also returns 0 after changing files)
+  1  ``rewrite --check``: files would change; ``check``: findings; ``verify``: not equivalent
+  2  usage error
+  3  some files could not be read or parsed (reported as path:line:col; they were left untouched),
+     or, for ``verify``, no comparison was possible
+  4  internal error: a rule produced invalid code (the file was left untouched)
+"""
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.syntax import Syntax
+from rich.table import Table
+
+import codemods
+import migrate
+from migrate import driver
+from migrate.cache import Cache
+from migrate.discover import discover
+from migrate.report import FORMATS, render_findings
+
+EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_ERRORS, EXIT_INTERNAL = 0, 1, 2, 3, 4
+
+app = typer.Typer(
+    name="torch-migrate",
+    help="Migrate legacy PyTorch training code to modern idioms, and prove the migration changed nothing.",
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+PathsArg = typer.Argument(..., help="Files or directories (recursing into *.py, honouring .gitignore).")
+SelectOpt = typer.Option(None, "--select", help="Comma-separated rule codes or prefixes to run (default: all).")
+IgnoreOpt = typer.Option(None, "--ignore", help="Comma-separated rule codes or prefixes to skip.")
+ExcludeOpt = typer.Option(None, "--exclude", help="Glob (gitignore syntax) of paths to skip; repeatable.")
+JobsOpt = typer.Option(0, "-j", "--jobs", help="Worker processes (default: one per core).")
+NoCacheOpt = typer.Option(False, "--no-cache", help="Do not read or write the result cache.")
+QuietOpt = typer.Option(False, "-q", "--quiet", help="Print only errors (and the diff with --diff).")
+
+
+def _codes(values: Optional[List[str]]) -> tuple:
+    return tuple(code for value in values or () for code in value.split(",") if code.strip())
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"torch-migrate {migrate.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
+) -> None:
+    """Migrate legacy PyTorch training code to modern idioms, and prove the migration changed nothing."""
+
+
+def _run(paths, exclude, options, jobs, no_cache, quiet) -> List[driver.FileResult]:
+    try:
+        files = discover([Path(p) for p in paths], exclude or ())
+        options.rules()
+    except (FileNotFoundError, ValueError) as error:
+        err.print(f"[red]error:[/] {error}")
+        raise typer.Exit(EXIT_USAGE)
+    cache = None if no_cache else Cache(options)
+    show_progress = not quiet and err.is_terminal and len(files) > 50
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=err,
+                  transient=True, disable=not show_progress) as bar:
+        task = bar.add_task("migrating", total=len(files))
+        return driver.run(files, options, jobs, cache, progress=lambda: bar.advance(task))
+
+
+def _report_errors(results) -> int:
+    status = EXIT_OK
+    for result in results:
+        if result.error:
+            err.print(result.error, markup=False)
+            status = max(status, EXIT_INTERNAL if result.internal else EXIT_ERRORS)
+    return status
+
+
+@app.command()
+def rewrite(
+    paths: List[str] = PathsArg,
+    diff: bool = typer.Option(False, "--diff", "--dry-run", help="Write nothing; print a unified diff."),
+    check: bool = typer.Option(False, "--check", help="Write nothing; list files that would change; exit 1 if any."),
+    select: Optional[List[str]] = SelectOpt,
+    ignore: Optional[List[str]] = IgnoreOpt,
+    unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Also apply fixes that change behaviour."),
+    exclude: Optional[List[str]] = ExcludeOpt,
+    jobs: int = JobsOpt,
+    change_map: Optional[Path] = typer.Option(None, "--change-map", help="Write the applied fixes (file, line, rule) as JSON, for `verify` attribution."),
+    no_cache: bool = NoCacheOpt,
+    quiet: bool = QuietOpt,
+) -> None:
+    """Rewrite legacy idioms in place (or show the diff with [bold]--diff[/]).
+
+    Examples:
+
+      torch-migrate rewrite train.py          # rewrite in place
+
+      torch-migrate rewrite --diff src/       # review first
+
+      torch-migrate rewrite --check .         # CI: exit 1 if anything is left to migrate
+    """
+    mode = driver.DIFF if (diff or check) else driver.WRITE
+    options = driver.Options(mode, _codes(select), _codes(ignore), unsafe_fixes)
+    results = _run(paths, exclude, options, jobs, no_cache, quiet)
+    changed = [r for r in results if r.changed]
+    if diff:
+        for result in changed:
+            if out.is_terminal:
+                out.print(Syntax(result.diff, "diff", theme="ansi_dark", background_color="default"))
+            else:
+                sys.stdout.write(result.diff)
+    if check:
+        for result in changed:
+            out.print(f"would rewrite {result.path}", markup=False)
+    if change_map is not None:
+        entries = [dict(entry, file=r.path) for r in changed for entry in r.changes]
+        change_map.write_text(json.dumps(entries, indent=1))
+    status = _report_errors(results)
+    if not quiet:
+        _print_summary(results, changed, written=mode == driver.WRITE)
+    if check and changed:
+        status = max(status, EXIT_FOUND)
+    raise typer.Exit(status)
+
+
+def _print_summary(results, changed, written: bool) -> None:
+    fixes = Counter(f.code for r in results for f in r.findings if f.applied)
+    left = [(r.path, f) for r in results for f in r.findings if not f.applied]
+    for path, finding in left:
+        err.print(f"{path}:{finding.line}:{finding.col}: {finding.code} {finding.message}", markup=False)
+    verb = "rewrote" if written else "would rewrite"
+    err.print(f"{verb} {len(changed)} of {len(results)} files; "
+              f"{sum(fixes.values())} fixes ({', '.join(f'{c} x{n}' for c, n in sorted(fixes.items())) or 'none'}); "
+              f"{len(left)} findings left for review (see `torch-migrate check`)")
+
+
+@app.command()
+def check(
+    paths: List[str] = PathsArg,
+    output_format: str = typer.Option("text", "--format", help=f"Output format: {', '.join(FORMATS)}."),
+    select: Optional[List[str]] = SelectOpt,
+    ignore: Optional[List[str]] = IgnoreOpt,
+    exclude: Optional[List[str]] = ExcludeOpt,
+    jobs: int = JobsOpt,
+    no_cache: bool = NoCacheOpt,
+    quiet: bool = QuietOpt,
+) -> None:
+    """Report autograd hazards and every legacy idiom that [bold]rewrite[/] would change.
+
+    Suppress one line with a trailing `# torch-migrate: ignore[TM601]` comment.
+
+    Examples:
+
+      torch-migrate check src/
+
+      torch-migrate check --format sarif . > results.sarif
+
+      torch-migrate check --select TM6 train.py    # hazards only
+    """
+    if output_format not in FORMATS:
+        err.print(f"[red]error:[/] unknown format {output_format!r}; choose from {', '.join(FORMATS)}")
+        raise typer.Exit(EXIT_USAGE)
+    options = driver.Options(driver.LINT, _codes(select), _codes(ignore))
+    results = _run(paths, exclude, options, jobs, no_cache, quiet)
+    status = _report_errors(results)
+    sys.stdout.write(render_findings(results, output_format, quiet=quiet))
+    if any(r.findings for r in results):
+        status = max(status, EXIT_FOUND)
+    raise typer.Exit(status)
+
+
+@app.command()
+def rules(markdown: bool = typer.Option(False, "--markdown", help="Print the README's Markdown table.")) -> None:
+    """List every rule: code, kind, summary, and an example."""
+    if markdown:
+        sys.stdout.write(rules_markdown())
+        return
+    table = Table("code", "kind", "name", "summary")
+    for rule in codemods.ALL_RULES:
+        table.add_row(rule.code, rule.kind, rule.name, rule.summary)
+    out.print(table)
+
+
+def rules_markdown() -> str:
+    """The rule table of the README, generated from the rules so it cannot drift."""
+
+    def cell(text: str) -> str:
+        return "`" + text.strip().replace("\n", "⏎ ").replace("|", "\\|") + "`" if text else ""
+
+    lines = ["| code | kind | what | example before | after |", "|---|---|---|---|---|"]
+    for rule in codemods.ALL_RULES:
+        example = rule.changes[0]
+        after = example.after if example.after is not None else "(reported, left unchanged)"
+        lines.append(f"| {rule.code} | {rule.kind} | {rule.summary.replace('|', chr(92) + '|')} | "
+                     f"{cell(example.before)} | {cell(after) if example.after is not None else after} |")
+    return "\n".join(lines) + "\n"
+
+
+def _register_optional_commands() -> None:
+    """Commands whose layers are heavier (they import torch lazily) live in their own modules."""
+    try:
+        from migrate.harness.cli import verify
+    except ImportError:
+        return
+    app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(verify)
+
+
+_register_optional_commands()
+
+
+def main() -> None:
+    app()

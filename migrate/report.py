@@ -1,0 +1,77 @@
+"""Findings of ``check`` as text, JSON, SARIF 2.1.0 (code-scanning UIs) or GitHub annotations."""
+from __future__ import annotations
+
+import json
+from typing import Callable, Dict, List
+
+import codemods
+import migrate
+
+_RULES = {rule.code: rule for rule in codemods.ALL_RULES}
+
+
+def _flat(results) -> List[tuple]:
+    return [(r.path, f) for r in results for f in r.findings]
+
+
+def _text(results, quiet: bool) -> str:
+    lines = []
+    for path, f in _flat(results):
+        fix = " [*]" if f.fixable and not f.unsafe else (" [unsafe fix]" if f.fixable else "")
+        lines.append(f"{path}:{f.line}:{f.col}: {f.code} {f.message}{fix}")
+        if f.hint and not quiet:
+            lines.append(f"    hint: {f.hint}")
+    if not quiet:
+        flat = _flat(results)
+        files = len({path for path, _ in flat})
+        safe = sum(1 for _, f in flat if f.fixable and not f.unsafe)
+        unsafe = sum(1 for _, f in flat if f.fixable and f.unsafe)
+        lines.append(f"Found {len(flat)} findings in {files} of {len(results)} files "
+                     f"([*] {safe} fixable by `torch-migrate rewrite`, {unsafe} more with --unsafe-fixes).")
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def _json(results, quiet: bool) -> str:
+    return json.dumps([dict(f.to_dict(), path=path) for path, f in _flat(results)], indent=1) + "\n"
+
+
+def _github(results, quiet: bool) -> str:
+    def escape(text: str) -> str:
+        return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+    return "".join(
+        f"::warning file={path},line={f.line},col={f.col},title={f.code}::{escape(f.message)}\n"
+        for path, f in _flat(results)
+    )
+
+
+def _sarif(results, quiet: bool) -> str:
+    used = sorted({f.code for _, f in _flat(results)})
+    sarif_rules = [
+        {"id": code, "name": _RULES[code].name if code in _RULES else code,
+         "shortDescription": {"text": _RULES[code].summary if code in _RULES else code},
+         "fullDescription": {"text": ((_RULES[code].__doc__ or "") if code in _RULES else "").strip() or code}}
+        for code in used
+    ]
+    sarif_results = [
+        {"ruleId": f.code, "level": "warning" if _RULES.get(f.code) and _RULES[f.code].kind == "hazard" else "note",
+         "message": {"text": f.message + (f" ({f.hint})" if f.hint else "")},
+         "locations": [{"physicalLocation": {"artifactLocation": {"uri": path.replace("\\", "/")},
+                                             "region": {"startLine": f.line, "startColumn": f.col,
+                                                        "endLine": max(f.end_line, f.line)}}}]}
+        for path, f in _flat(results)
+    ]
+    document = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{"tool": {"driver": {"name": "torch-migrate", "version": migrate.__version__, "rules": sarif_rules}},
+                  "results": sarif_results}],
+    }
+    return json.dumps(document, indent=1) + "\n"
+
+
+FORMATS: Dict[str, Callable] = {"text": _text, "json": _json, "sarif": _sarif, "github": _github}
+
+
+def render_findings(results, output_format: str, quiet: bool = False) -> str:
+    return FORMATS[output_format](results, quiet)
