@@ -26,6 +26,7 @@ import codemods
 import migrate
 from migrate import driver
 from migrate.cache import Cache
+from migrate.config import Config, ConfigError, load_config
 from migrate.discover import discover
 from migrate.report import FORMATS, render_findings
 
@@ -67,9 +68,25 @@ def _main(
     """Migrate legacy PyTorch training code to modern idioms, and prove the migration changed nothing."""
 
 
-def _run(paths, exclude, options, jobs, no_cache, quiet) -> List[driver.FileResult]:
+def _options(paths, mode, select, ignore, unsafe_fixes=False) -> driver.Options:
+    """Command-line choices over ``[tool.torch-migrate]`` defaults."""
+    config = _config(paths)
+    return driver.Options(mode, _codes(select) or tuple(config.select), _codes(ignore) or tuple(config.ignore),
+                          unsafe_fixes, tuple((p, tuple(c)) for p, c in config.per_file_ignores.items()))
+
+
+def _config(paths) -> Config:
     try:
-        files = discover([Path(p) for p in paths], exclude or ())
+        return load_config([Path(p) for p in paths])
+    except ConfigError as error:
+        err.print(f"[red]error:[/] {error}", markup=True)
+        raise typer.Exit(EXIT_USAGE)
+
+
+def _run(paths, exclude, options, jobs, no_cache, quiet) -> List[driver.FileResult]:
+    exclude = list(exclude or ()) + _config(paths).exclude
+    try:
+        files = discover([Path(p) for p in paths], exclude)
         options.rules()
     except (FileNotFoundError, ValueError) as error:
         err.print(f"[red]error:[/] {error}")
@@ -116,7 +133,7 @@ def rewrite(
       torch-migrate rewrite --check .         # CI: exit 1 if anything is left to migrate
     """
     mode = driver.DIFF if (diff or check) else driver.WRITE
-    options = driver.Options(mode, _codes(select), _codes(ignore), unsafe_fixes)
+    options = _options(paths, mode, select, ignore, unsafe_fixes)
     results = _run(paths, exclude, options, jobs, no_cache, quiet)
     changed = [r for r in results if r.changed]
     if diff:
@@ -176,7 +193,7 @@ def check(
     if output_format not in FORMATS:
         err.print(f"[red]error:[/] unknown format {output_format!r}; choose from {', '.join(FORMATS)}")
         raise typer.Exit(EXIT_USAGE)
-    options = driver.Options(driver.LINT, _codes(select), _codes(ignore))
+    options = _options(paths, driver.LINT, select, ignore)
     results = _run(paths, exclude, options, jobs, no_cache, quiet)
     status = _report_errors(results)
     sys.stdout.write(render_findings(results, output_format, quiet=quiet))
@@ -210,6 +227,12 @@ def rules_markdown() -> str:
         lines.append(f"| {rule.code} | {rule.kind} | {rule.summary.replace('|', chr(92) + '|')} | "
                      f"{cell(example.before)} | {cell(after) if example.after is not None else after} |")
     return "\n".join(lines) + "\n"
+
+
+@app.command("config")
+def show_config(path: Path = typer.Argument(Path("."), help="Where to look for pyproject.toml.")) -> None:
+    """Show the effective [tool.torch-migrate] configuration and where it came from."""
+    sys.stdout.write(json.dumps(_config([path]).to_dict(), indent=1) + "\n")
 
 
 def _register_optional_commands() -> None:

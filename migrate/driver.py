@@ -8,6 +8,7 @@ change between runs are served from a content-hash cache (``migrate.cache``).
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import hashlib
 import os
 import traceback
@@ -34,9 +35,18 @@ class Options:
     select: Tuple[str, ...] = ()
     ignore: Tuple[str, ...] = ()
     unsafe_fixes: bool = False
+    per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()  # (glob, codes) from the config
 
     def rules(self) -> List[type]:
         return codemods.select_rules(self.select or None, self.ignore or None)
+
+    def rules_for(self, path: Path, rules: Sequence[type]) -> Sequence[type]:
+        """``rules`` less those that ``per-file-ignores`` switches off for ``path``."""
+        posix = path.as_posix()
+        ignored = tuple(code for pattern, codes in self.per_file_ignores
+                        if fnmatch.fnmatch(posix, pattern) or fnmatch.fnmatch(posix, f"*/{pattern}")
+                        for code in codes)
+        return [rule for rule in rules if not rule.code.startswith(ignored)] if ignored else rules
 
 
 @dataclass
@@ -91,7 +101,7 @@ def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type
         result.error = f"{shown}:{error.line}:{error.col}: {error.message}"
         return result
     result.digest = hashlib.sha1(source.raw).hexdigest()
-    active = _trigger_filter(rules, source.text)
+    active = _trigger_filter(options.rules_for(shown, rules), source.text)
     if not active:
         return result
     try:

@@ -1,0 +1,260 @@
+"""Throughput of `rewrite` and `check` on a generated corpus, as ratios from one run.
+
+    python bench/throughput.py [--files 2000] [--jobs 2] [--no-torchfix]
+
+Builds a corpus (legacy scripts from samples/ and generated variants, already
+modern scripts, files that never import torch, a few 3,000-line files), then
+times on the same machine and with the same number of processes:
+  floor     libcst parse + codegen of every file (the least any libcst tool can do)
+  cold      `torch-migrate rewrite` with an empty cache
+  check     `torch-migrate check` with an empty cache
+  warm      `torch-migrate check` again on the unchanged tree (cache hits)
+  rewarm    `torch-migrate rewrite` again on the tree the cold run rewrote
+  torchfix  TorchFix 0.7 `--fix` (installed into bench/.venv-torchfix on first use;
+            it pins libcst < 1.6, so it cannot share our environment)
+and prints each time, the ratios the throughput issue targets, and the peak
+RSS of the largest process (main or worker) for the corpus and for the largest
+file alone.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+VENV = ROOT / "bench" / ".venv-torchfix"
+
+LEGACY = '''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.autograd import Variable
+
+
+class Net{i}(nn.Module):
+    def __init__(self):
+        super(Net{i}, self).__init__()
+        self.fc1 = nn.Linear(20, 50)
+        self.fc2 = nn.Linear(50, 2)
+        nn.init.xavier_uniform(self.fc1.weight)
+
+    def forward(self, x):
+        x = F.sigmoid(self.fc1(x))
+        return F.log_softmax(self.fc2(x), dim=1)
+
+
+def train{i}(model, optimizer, loader, use_cuda):
+    model.train()
+    for batch_idx, (data, target) in enumerate(loader):
+        if use_cuda:
+            data, target = data.cuda(), target.cuda()
+        data, target = Variable(data), Variable(target)
+        optimizer.zero_grad()
+        output = model(data)
+        loss = F.nll_loss(output, target, size_average=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm(model.parameters(), 0.5)
+        optimizer.step()
+        if batch_idx % 10 == 0:
+            print("loss {{:.4f}}".format(loss.data[0]))
+
+
+def test{i}(model, loader):
+    correct = 0
+    for data, target in loader:
+        data, target = Variable(data, volatile=True), Variable(target)
+        output = model(data)
+        pred = output.data.max(1, keepdim=True)[1]
+        correct += pred.eq(target.data.view_as(pred)).cpu().sum()
+    return correct
+'''
+
+MODERN = '''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model{i}(nn.Module):
+    def __init__(self, width: int = 64):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(16, width), nn.ReLU(), nn.Linear(width, 4))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def train{i}(model, loader, device, epochs=1):
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    for _ in range(epochs):
+        for x, y in loader:
+            x, y = x.to(device), y.to(device)
+            optimizer.zero_grad(set_to_none=True)
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            optimizer.step()
+    return loss.item()
+
+
+@torch.no_grad()
+def evaluate{i}(model, loader, device):
+    model.eval()
+    correct = total = 0
+    for x, y in loader:
+        pred = model(x.to(device)).argmax(dim=1)
+        correct += (pred == y.to(device)).sum().item()
+        total += y.numel()
+    return correct / max(total, 1)
+'''
+
+PLAIN = '''"""Helpers that have nothing to do with torch."""
+import json
+import os
+from collections import defaultdict
+
+
+def load_config{i}(path):
+    with open(path) as handle:
+        return json.load(handle)
+
+
+def group_by_suffix{i}(names):
+    groups = defaultdict(list)
+    for name in names:
+        groups[os.path.splitext(name)[1]].append(name)
+    return dict(groups)
+
+
+class Registry{i}:
+    def __init__(self):
+        self.items = {{}}
+
+    def register(self, key, value):
+        if key in self.items:
+            raise KeyError(key)
+        self.items[key] = value
+        return value
+
+    def __len__(self):
+        return len(self.items)
+'''
+
+
+def build_corpus(root: Path, files: int, seed: int = 0) -> dict:
+    """40% legacy (samples/ and generated), 25% modern, 35% no torch, plus four 3,000-line files."""
+    rng = random.Random(seed)
+    samples = [p.read_text(encoding="utf-8") for p in sorted((ROOT / "samples").rglob("*.py"))]
+    kinds = {"legacy": 0, "modern": 0, "plain": 0, "large": 0}
+    for i in range(files):
+        draw = rng.random()
+        if draw < 0.40:
+            kind = "legacy"
+            text = samples[i % len(samples)] if samples and i % 3 == 0 else LEGACY.format(i=i)
+        elif draw < 0.65:
+            kind, text = "modern", MODERN.format(i=i)
+        else:
+            kind, text = "plain", PLAIN.format(i=i)
+        kinds[kind] += 1
+        folder = root / f"pkg{i % 50:02d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{kind}_{i}.py").write_text(text, encoding="utf-8")
+    for j in range(4):
+        blocks = [LEGACY.format(i=f"{j}_{k}").split("\n\n\n", 1)[1] for k in range(70)]
+        header = LEGACY.split("\n\n\n", 1)[0]
+        (root / f"large_{j}.py").write_text(header + "\n\n\n" + "\n\n".join(blocks), encoding="utf-8")
+        kinds["large"] += 1
+    return kinds
+
+
+FLOOR = r'''
+import sys, pathlib, multiprocessing as mp
+import libcst as cst
+
+def one(path):
+    cst.parse_module(pathlib.Path(path).read_text(encoding="utf-8")).code
+    return 1
+
+if __name__ == "__main__":
+    paths = [str(p) for p in pathlib.Path(sys.argv[1]).rglob("*.py")]
+    with mp.get_context("fork").Pool(int(sys.argv[2])) as pool:
+        sum(pool.imap_unordered(one, paths, chunksize=16))
+'''
+
+MEASURE = r'''
+import resource, subprocess, sys, time
+start = time.perf_counter()
+status = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+elapsed = time.perf_counter() - start
+print(elapsed, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, status)
+'''
+
+
+def measure(command, env) -> tuple:
+    """(seconds, peak RSS in MiB of the largest process in the tree, exit status)."""
+    output = subprocess.run([sys.executable, "-c", MEASURE, *command], env=env, capture_output=True, text=True,
+                            check=True).stdout.split()
+    return float(output[0]), int(output[1]) / 1024, int(output[2])
+
+
+def torchfix_binary() -> Path:
+    binary = VENV / "bin" / "torchfix"
+    if not binary.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+        subprocess.run([str(VENV / "bin" / "pip"), "install", "-q", "torchfix==0.7.0"], check=True)
+    return binary
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--files", type=int, default=2000)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--no-torchfix", action="store_true", help="skip TorchFix (needs the package registry once)")
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="tm-bench-"))
+    try:
+        corpus = work / "corpus"
+        kinds = build_corpus(corpus, args.files)
+        lines = sum(p.read_text(encoding="utf-8").count("\n") for p in corpus.rglob("*.py"))
+        print(f"corpus: {sum(kinds.values())} files, {lines} lines: {kinds}; jobs={args.jobs}")
+        copies = {name: work / name for name in ("rewrite", "check", "torchfix")}
+        for copy in copies.values():
+            shutil.copytree(corpus, copy)
+        env = dict(os.environ, TORCH_MIGRATE_CACHE_DIR=str(work / "cache"))
+        tool = [sys.executable, "-m", "migrate"]
+        jobs = ["-j", str(args.jobs)]
+        largest = max(corpus.rglob("*.py"), key=lambda p: p.stat().st_size)
+
+        times = {}
+        times["floor"] = measure([sys.executable, "-c", FLOOR, str(corpus), str(args.jobs)], env)
+        times["cold"] = measure([*tool, "rewrite", "-q", *jobs, str(copies["rewrite"])], env)
+        times["check"] = measure([*tool, "check", "-q", *jobs, str(copies["check"])], env)
+        times["warm"] = measure([*tool, "check", "-q", *jobs, str(copies["check"])], env)
+        times["rewarm"] = measure([*tool, "rewrite", "-q", *jobs, str(copies["rewrite"])], env)
+        times["largest file"] = measure([*tool, "rewrite", "--diff", "-q", "--no-cache", str(largest)], env)
+        if not args.no_torchfix:
+            times["torchfix"] = measure([str(torchfix_binary()), "--fix", *jobs, str(copies["torchfix"])], env)
+
+        print(f"\n{'run':<14}{'seconds':>10}{'peak RSS MiB':>15}{'exit':>6}")
+        for name, (seconds, rss, status) in times.items():
+            print(f"{name:<14}{seconds:>10.2f}{rss:>15.0f}{status:>6}")
+        cold, floor = times["cold"][0], times["floor"][0]
+        print("\nratios (targets in brackets):")
+        if "torchfix" in times:
+            print(f"  cold rewrite / TorchFix --fix : {cold / times['torchfix'][0]:.3f}  [<= 0.2]")
+        print(f"  cold rewrite / parse+codegen  : {cold / floor:.2f}  [<= 3]")
+        print(f"  check / parse+codegen         : {times['check'][0] / floor:.2f}")
+        print(f"  warm check / cold check       : {times['warm'][0] / times['check'][0]:.3f}  [<= 0.05]")
+        print(f"  re-run rewrite / cold rewrite : {times['rewarm'][0] / cold:.3f}")
+        print(f"  peak RSS corpus / largest file: {times['cold'][1] / times['largest file'][1]:.2f}  [~1: bounded by the largest file]")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+"""``[tool.torch-migrate]`` in ``pyproject.toml``: project defaults the command line overrides.
+
+    [tool.torch-migrate]
+    select = ["TM"]                 # rule codes or prefixes
+    ignore = ["TM502"]
+    exclude = ["third_party/"]      # gitignore-style globs
+    per-file-ignores = { "tests/*" = ["TM6"] }
+    entry = ["train.py"]            # training entry points for `migrate`
+    steps = 5                       # optimizer steps `verify` compares
+    rtol = 1.3e-6
+    atol = 1e-5
+    memory-tolerance = 0.05
+
+The file is found by walking up from the first path given (or the current
+directory), as ruff and black do.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python < 3.11
+    import tomli as tomllib
+
+
+class ConfigError(ValueError):
+    pass
+
+
+@dataclass
+class Config:
+    select: List[str] = field(default_factory=list)
+    ignore: List[str] = field(default_factory=list)
+    exclude: List[str] = field(default_factory=list)
+    per_file_ignores: Dict[str, List[str]] = field(default_factory=dict)
+    entry: List[str] = field(default_factory=list)
+    steps: Optional[int] = None
+    rtol: Optional[float] = None
+    atol: Optional[float] = None
+    memory_tolerance: Optional[float] = None
+    source: Optional[str] = None  # the pyproject.toml it came from
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def find_pyproject(start: Path) -> Optional[Path]:
+    start = start.resolve()
+    for directory in (start if start.is_dir() else start.parent, *start.parents):
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_config(paths: Sequence[Path] = ()) -> Config:
+    pyproject = find_pyproject(Path(paths[0]) if paths else Path.cwd())
+    if pyproject is None:
+        return Config()
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise ConfigError(f"{pyproject}: {error}") from None
+    section = data.get("tool", {}).get("torch-migrate", {})
+    known = {f.name.replace("_", "-"): f.name for f in fields(Config) if f.name != "source"}
+    unknown = sorted(set(section) - set(known))
+    if unknown:
+        raise ConfigError(f"{pyproject}: unknown [tool.torch-migrate] keys: {', '.join(unknown)}")
+    return Config(**{known[key]: value for key, value in section.items()}, source=str(pyproject))
