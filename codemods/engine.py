@@ -116,13 +116,15 @@ def run_rules(text: str, rules: Sequence[type], *, unsafe_fixes: bool = False, f
     """
     findings: List[Finding] = []
     original = text
+    lines = text.splitlines()
     for rule_class in rules:
         if issubclass(rule_class, TextRule):
-            # Applied even when only checking: the tree rules cannot see the file otherwise.
+            # Applied even when only checking (and when suppressed): nothing could parse the file otherwise.
             text, text_findings = rule_class().rewrite(text)
             for finding in text_findings:
                 finding.applied = fix
-            findings.extend(text_findings)
+                if not _suppressed(lines[finding.line - 1], finding.code):
+                    findings.append(finding)
 
     module = cst.parse_module(text)
     ctx = FileContext(module=module, imports=ImportMap(module), unsafe_fixes=unsafe_fixes)
@@ -133,7 +135,6 @@ def run_rules(text: str, rules: Sequence[type], *, unsafe_fixes: bool = False, f
     fixes: Dict[int, list] = {}
     if ctx.reports:
         positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-        lines = text.splitlines()
         for report in ctx.reports:
             where = positions[report.node]
             line_text = lines[where.start.line - 1] if where.start.line <= len(lines) else ""
