@@ -28,6 +28,7 @@ from migrate import driver
 from migrate.cache import Cache
 from migrate.config import Config, ConfigError, load_config
 from migrate.discover import discover
+from migrate.docs import rules_table
 from migrate.report import FORMATS, render_findings
 
 EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_ERRORS, EXIT_INTERNAL = 0, 1, 2, 3, 4
@@ -204,29 +205,14 @@ def check(
 
 @app.command()
 def rules(markdown: bool = typer.Option(False, "--markdown", help="Print the README's Markdown table.")) -> None:
-    """List every rule: code, kind, summary, and an example."""
+    """List every rule: code, kind, summary."""
     if markdown:
-        sys.stdout.write(rules_markdown())
+        sys.stdout.write(rules_table())
         return
     table = Table("code", "kind", "name", "summary")
     for rule in codemods.ALL_RULES:
         table.add_row(rule.code, rule.kind, rule.name, rule.summary)
     out.print(table)
-
-
-def rules_markdown() -> str:
-    """The rule table of the README, generated from the rules so it cannot drift."""
-
-    def cell(text: str) -> str:
-        return "`" + text.strip().replace("\n", "⏎ ").replace("|", "\\|") + "`" if text else ""
-
-    lines = ["| code | kind | what | example before | after |", "|---|---|---|---|---|"]
-    for rule in codemods.ALL_RULES:
-        example = rule.changes[0]
-        after = example.after if example.after is not None else "(reported, left unchanged)"
-        lines.append(f"| {rule.code} | {rule.kind} | {rule.summary.replace('|', chr(92) + '|')} | "
-                     f"{cell(example.before)} | {cell(after) if example.after is not None else after} |")
-    return "\n".join(lines) + "\n"
 
 
 @app.command("config")
