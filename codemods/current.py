@@ -184,6 +184,8 @@ class _Facts(cst.CSTVisitor):
         self.saves: List[Tuple[cst.Call, Tuple[cst.CSTNode, ...]]] = []
         self.argparse_defaults: Dict[str, cst.CSTNode] = {}
         self.functions: Dict[str, cst.FunctionDef] = {}
+        self.returns: Dict[int, List[Tuple[cst.CSTNode, Tuple[cst.CSTNode, ...]]]] = {}  # id(function) -> values
+        self.makes_uint8 = False  # the file builds uint8 tensors somewhere
         self.module_classes: Set[str] = set()
         self._class_bases: Dict[str, List[cst.CSTNode]] = {}
         module.visit(self)
@@ -239,6 +241,11 @@ class _Facts(cst.CSTVisitor):
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             self._bind(param.name, "param", param.default, chain)
 
+    def visit_Return(self, node: cst.Return) -> None:
+        chain = _scope_chain(self.stack)
+        if node.value is not None and isinstance(chain[0], cst.FunctionDef):
+            self.returns.setdefault(id(chain[0]), []).append((node.value, chain))
+
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._class_bases[node.name.value] = [base.value for base in node.bases]
         if any(isinstance(s, cst.FunctionDef) and s.name.value == "forward" for s in node.body.body):
@@ -255,6 +262,11 @@ class _Facts(cst.CSTVisitor):
         elif isinstance(func, cst.Name):
             self.called_names.add(func.value)
         qualified = self.qualname(func)
+        last = (qualified or "").rpartition(".")[2]
+        if last == "ByteTensor" or _method(node) == "byte" or any(
+                a.keyword is not None and a.keyword.value == "dtype" and dotted(a.value) and
+                dotted(a.value).endswith("uint8") for a in node.args):
+            self.makes_uint8 = True
         if qualified == "torch.save" and node.args:
             self.saves.append((node, _scope_chain(self.stack)))
         if isinstance(func, cst.Attribute) and func.attr.value == "add_argument":
@@ -496,6 +508,11 @@ class _Evaluator:
             return self.dtype_kind(node.func.value, chain)
         if method == "size" and node.args:
             return "scalar"
+        function = self.facts.functions.get(dotted(node.func) or "") if isinstance(node.func, cst.Name) else None
+        if function is not None and self.qualname(node.func) is None:
+            values = self.facts.returns.get(id(function), [])
+            kinds = {self.dtype_kind(value, at) for value, at in values}
+            return kinds.pop() if len(kinds) == 1 else "unknown"
         return "unknown"
 
 
@@ -1031,6 +1048,9 @@ class Uint8Mask(Rule):
     ``masked_scatter`` and ``x[mask] = v`` now raise on uint8 masks, ``x[mask]``
     and ``torch.where`` warn. ``mask.bool()`` at the use means exactly what the
     uint8 mask meant (non-zero selects); ``cmp.byte()`` becomes ``cmp.bool()``.
+    A mask is uint8 when it is built so in its scope or returned so by a
+    function of the file; a ``masked_*``/``where`` mask that is a parameter
+    gets ``.bool()`` too when the file builds uint8 tensors (a no-op on bool).
     The producer is left as it is: other uses of the variable (``1 - mask``,
     sums) keep their uint8 arithmetic.
     """
@@ -1047,12 +1067,17 @@ class Uint8Mask(Rule):
                 "import torch\nm = torch.zeros(4, dtype=torch.uint8)\nx[m.bool()] = 0\n"),
         Example("import torch\nkeep = t.byte()\ny = torch.where(keep, a, b)\n",
                 "import torch\nkeep = t.byte()\ny = torch.where(keep.bool(), a, b)\n"),
+        Example("import torch\ndef pad_mask(n):\n    return torch.ByteTensor(n, 5).zero_()\n"
+                "def attend(scores, mask):\n    return scores.masked_fill(mask, -1e9)\n",
+                "import torch\ndef pad_mask(n):\n    return torch.ByteTensor(n, 5).zero_()\n"
+                "def attend(scores, mask):\n    return scores.masked_fill(mask.bool(), -1e9)\n"),
     )
     keeps = (
         "import torch\nmask = x > 0\nx.masked_fill_(mask, 0)\n",
         "import torch\nimg = (x * 255).byte()\nout = img.float() / 255\n",
         "import torch\nm = torch.ByteTensor([1, 0])\ny = x[m.bool()]\n",
         "import torch\nidx = torch.LongTensor([0, 2])\ny = x[idx]\n",
+        "import torch\ndef attend(scores, mask):\n    return scores.masked_fill(mask, -1e9)\nb = torch.uint8\n",
     )
 
     def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
@@ -1069,10 +1094,19 @@ class Uint8Mask(Rule):
             return
         mask = _arg(node, position, keyword)
         if mask is not None:
-            self._check(mask.value)
+            self._check(mask.value, passed_in=True)
 
-    def _check(self, mask: cst.BaseExpression) -> None:
-        if _Evaluator(self, self.ctx.ancestors).dtype_kind(mask) != "uint8":
+    @staticmethod
+    def _parameter(evaluator: _Evaluator, mask: cst.BaseExpression) -> bool:
+        """A mask passed in as a parameter, in a file that builds uint8 tensors: ``.bool()`` is exact for
+        both uint8 and bool masks (masked_* raise on anything else)."""
+        bound = evaluator.facts.lookup(mask, evaluator.chain) if isinstance(mask, cst.Name) else None
+        return evaluator.facts.makes_uint8 and bool(bound) and all(kind == "param" for kind, _, _ in bound)
+
+    def _check(self, mask: cst.BaseExpression, passed_in: bool = False) -> None:
+        evaluator = _Evaluator(self, self.ctx.ancestors)
+        kind = evaluator.dtype_kind(mask)
+        if kind != "uint8" and not (passed_in and kind == "unknown" and self._parameter(evaluator, mask)):
             return
 
         def fix(updated: cst.BaseExpression) -> cst.BaseExpression:
