@@ -79,7 +79,7 @@ BEHAVIOUR_CHANGES: Tuple[BehaviourChange, ...] = (
     BehaviourChange("`torch.set_default_tensor_type` is deprecated (still works, warns)", "2.1",
                     "not handled: still works", "removed_apis.py"),
     BehaviourChange("`torch.gels`, `torch.rfft` removed; `torch.stft` needs `return_complex`", "1.2-2.0",
-                    "not handled here: renamed/removed functions are TM4xx", "removed_apis.py"),
+                    "not handled: renamed/removed functions are TM4xx's", "removed_apis.py"),
     BehaviourChange("`torch.utils.serialization.load_lua`, `torch.legacy`, `torch.utils.trainer`, "
                     "`dataloader.DataLoaderIter` removed", "1.0", "not handled: no replacement in torch",
                     "removed_apis.py"),
@@ -376,7 +376,8 @@ class _Evaluator:
         if isinstance(node, (cst.Name, cst.Attribute)):
             called = isinstance(node, cst.Name) and node.value in self.facts.called_names
             return bool(self._over_bindings("module", node, chain, False, lambda bound: any(
-                k == "value" and (self.is_module(v, c) or (called and self._loads(v))) for k, v, c in bound)))
+                (k == "value" and (self.is_module(v, c) or (called and self._loads(v))))
+                or (k == "for" and _method(v) in ("modules", "children")) for k, v, c in bound)))
         return False
 
     def _loads(self, node: cst.CSTNode) -> bool:
@@ -392,8 +393,10 @@ class _Evaluator:
             if isinstance(node, cst.Attribute):
                 if node.attr.value in ("data", "grad", "shape", "dtype", "device"):
                     return False
-                if node.attr.value in ("weight", "bias") and self.is_module(node.value, chain):
-                    return True
+                owner = node.value
+                if node.attr.value in ("weight", "bias") and (self.is_module(owner, chain) or (
+                        isinstance(owner, cst.Attribute) and self.is_module(owner.value, chain))):
+                    return True  # a parameter of a module or of one of its submodules
             found = self._over_bindings("grad", node, chain, False, lambda bound: any(
                 (kind == "value" and self.may_require_grad(value, at))
                 or (kind == "for" and _method(value) in ("parameters", "named_parameters"))
