@@ -16,7 +16,6 @@ the table of every change checked on torch 2.13 by the scripts in
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
@@ -25,68 +24,64 @@ from codemods.base import Example, Rule
 from codemods.names import dotted
 
 
-@dataclass(frozen=True)
-class BehaviourChange:
-    """One change between legacy PyTorch and 2.x, verified on torch 2.13 by ``script``."""
-
-    what: str
-    version: str
-    handling: str  # a rule code, "harness compat", or "not handled: <why>"
-    script: str  # tests/rules/legacy_behaviour/<script>: shows the current behaviour
+def _change(change: str, version: str, handling: str, script: str) -> Dict[str, str]:
+    """A ``BEHAVIOUR_CHANGES`` row; ``script`` (in tests/rules/legacy_behaviour/) shows it on current torch."""
+    return {"change": change, "version": version, "handling": handling, "script": script}
 
 
-BEHAVIOUR_CHANGES: Tuple[BehaviourChange, ...] = (
-    BehaviourChange("`torch.load` defaults to `weights_only=True` and refuses pickled modules, optimizers, "
-                    "`argparse.Namespace` and numpy values (state dicts, tensors and plain containers still load)",
-                    "2.6", "TM501", "load_weights_only.py"),
-    BehaviourChange("`torch.full(size, <int or bool>)` returns int64/bool instead of the default float dtype "
-                    "(e.g. BCELoss then fails: 'Found dtype Long but expected Float')",
-                    "1.7 (1.5 warned, 1.6 raised)", "TM502", "full_dtype.py"),
-    BehaviourChange("`.numpy()` on a tensor that requires grad raises (0.3 code called it on `.data`)",
-                    "0.4", "TM503", "numpy_requires_grad.py"),
-    BehaviourChange("`/` and `torch.div` on integer tensors divide truly (they truncated toward zero); "
-                    "`t /= 2` on an integer tensor raises; `//` floors (it truncated until 1.13)",
-                    "1.7 (1.5 warned, 1.6 raised)", "TM504", "integer_division.py"),
-    BehaviourChange("uint8 masks: `masked_fill(_)`, `masked_select`, `masked_scatter` and `x[mask] = v` raise; "
-                    "`x[mask]` and `torch.where` only warn", "1.2 deprecated, later removed", "TM505",
-                    "uint8_masks.py"),
-    BehaviourChange("`lr_scheduler.step()` before `optimizer.step()`: the constructor already sets the first "
-                    "lr, so stepping at the top of the epoch shifts the whole schedule one epoch early",
-                    "1.1", "TM506", "scheduler_order.py"),
-    BehaviourChange("torchvision `transforms.Scale`/`RandomSizedCrop` removed; `make_grid`/`save_image` "
-                    "`range=` is `value_range=`; `pretrained=True` still works with a warning and maps to the "
-                    "`*_Weights.IMAGENET1K_V1` enum", "torchvision 0.13-0.28", "TM507", "torchvision_renames.py"),
-    BehaviourChange("`F.grid_sample`/`F.affine_grid` default `align_corners` changed from True to False "
-                    "(values differ; a warning on every call)", "1.3", "TM508", "grid_sample_align.py"),
-    BehaviourChange("numpy aliases of builtins `np.float`, `np.int`, `np.object`, `np.str`, `np.complex`, "
-                    "`np.unicode` removed (numpy 1.24; torch 2.13 runs on numpy 2)", "numpy 1.24", "TM509",
-                    "numpy_aliases.py"),
-    BehaviourChange("legacy autograd `Function` with a non-static `forward` (called as `MyFn()(x)`) raises",
-                    "1.3 (deprecated since 0.4)", "TM510", "legacy_autograd_function.py"),
-    BehaviourChange("comparison results are `bool`, not uint8: `1 - (x > 0)` and `-(x > 0)` raise, "
-                    "`(a > 0) + (b > 0)` is a logical or", "1.2",
-                    "not handled: the legacy uint8 arithmetic has no short exact spelling; TM505 covers masks",
-                    "bool_comparisons.py"),
-    BehaviourChange("`torch.arange` of integers returns int64 (a FloatTensor in 0.3 and 0.4.0): in-place float "
-                    "ops, `.mean()` and `requires_grad` on it raise", "0.4.1",
-                    "not handled: 0.4.1+ code relies on the int64 result (indexing), the era is not visible",
-                    "arange_dtype.py"),
-    BehaviourChange("`torch.randint` returns int64 (float in 0.4.x)", "1.0",
-                    "not handled: 0.4-era code converted it explicitly; 1.0+ code relies on int64",
-                    "arange_dtype.py"),
-    BehaviourChange("`.mean()` of an integer tensor raises ('could not infer output dtype')", "1.x",
-                    "not handled: the legacy integer mean is not known exactly", "arange_dtype.py"),
-    BehaviourChange("`torch.set_default_tensor_type` is deprecated (still works, warns)", "2.1",
-                    "not handled: still works", "removed_apis.py"),
-    BehaviourChange("`torch.gels`, `torch.rfft` removed; `torch.stft` needs `return_complex`", "1.2-2.0",
-                    "not handled: renamed/removed functions are TM4xx's", "removed_apis.py"),
-    BehaviourChange("`torch.utils.serialization.load_lua`, `torch.legacy`, `torch.utils.trainer`, "
-                    "`dataloader.DataLoaderIter` removed", "1.0", "not handled: no replacement in torch",
-                    "removed_apis.py"),
-    BehaviourChange("unchanged, checked: `torch.cat` with an empty 1-D tensor, `index_add_`, `nonzero()` shape, "
-                    "`Tensor.type()` strings, `torch.norm`, `sum()` of uint8 (int64), `pin_memory` without GPU "
-                    "(warns), `nn.DataParallel` on CPU, `register_backward_hook`", "-",
-                    "nothing to do", "unchanged_apis.py"),
+# handling: a rule code, "harness compat", or "not handled: <why>".
+BEHAVIOUR_CHANGES: Tuple[Dict[str, str], ...] = (
+    _change("`torch.load` defaults to `weights_only=True` and refuses pickled modules, optimizers, "
+            "`argparse.Namespace` and numpy values (state dicts, tensors and plain containers still load)",
+            "2.6", "TM501", "load_weights_only.py"),
+    _change("`torch.full(size, <int or bool>)` returns int64/bool instead of the default float dtype "
+            "(e.g. BCELoss then fails: 'Found dtype Long but expected Float')",
+            "1.7 (1.5 warned, 1.6 raised)", "TM502", "full_dtype.py"),
+    _change("`.numpy()` on a tensor that requires grad raises (0.3 code called it on `.data`)",
+            "0.4", "TM503", "numpy_requires_grad.py"),
+    _change("`/` and `torch.div` on integer tensors divide truly (they truncated toward zero); "
+            "`t /= 2` on an integer tensor raises; `//` floors (it truncated until 1.13)",
+            "1.7 (1.5 warned, 1.6 raised)", "TM504", "integer_division.py"),
+    _change("uint8 masks: `masked_fill(_)`, `masked_select`, `masked_scatter` and `x[mask] = v` raise; "
+            "`x[mask]` and `torch.where` only warn", "1.2 deprecated, later removed", "TM505",
+            "uint8_masks.py"),
+    _change("`lr_scheduler.step()` before `optimizer.step()`: the constructor already sets the first "
+            "lr, so stepping at the top of the epoch shifts the whole schedule one epoch early",
+            "1.1", "TM506", "scheduler_order.py"),
+    _change("torchvision `transforms.Scale`/`RandomSizedCrop` removed; `make_grid`/`save_image` "
+            "`range=` is `value_range=`; `pretrained=True` still works with a warning and maps to the "
+            "`*_Weights.IMAGENET1K_V1` enum", "torchvision 0.13-0.28", "TM507", "torchvision_renames.py"),
+    _change("`F.grid_sample`/`F.affine_grid` default `align_corners` changed from True to False "
+            "(values differ; a warning on every call)", "1.3", "TM508", "grid_sample_align.py"),
+    _change("numpy aliases of builtins `np.float`, `np.int`, `np.object`, `np.str`, `np.complex`, "
+            "`np.unicode` removed (numpy 1.24; torch 2.13 runs on numpy 2)", "numpy 1.24", "TM509",
+            "numpy_aliases.py"),
+    _change("legacy autograd `Function` with a non-static `forward` (called as `MyFn()(x)`) raises",
+            "1.3 (deprecated since 0.4)", "TM510", "legacy_autograd_function.py"),
+    _change("comparison results are `bool`, not uint8: `1 - (x > 0)` and `-(x > 0)` raise, "
+            "`(a > 0) + (b > 0)` is a logical or", "1.2",
+            "not handled: the legacy uint8 arithmetic has no short exact spelling; TM505 covers masks",
+            "bool_comparisons.py"),
+    _change("`torch.arange` of integers returns int64 (a FloatTensor in 0.3 and 0.4.0): in-place float "
+            "ops, `.mean()` and `requires_grad` on it raise", "0.4.1",
+            "not handled: 0.4.1+ code relies on the int64 result (indexing), the era is not visible",
+            "arange_dtype.py"),
+    _change("`torch.randint` returns int64 (float in 0.4.x)", "1.0",
+            "not handled: 0.4-era code converted it explicitly; 1.0+ code relies on int64",
+            "arange_dtype.py"),
+    _change("`.mean()` of an integer tensor raises ('could not infer output dtype')", "1.x",
+            "not handled: the legacy integer mean is not known exactly", "arange_dtype.py"),
+    _change("`torch.set_default_tensor_type` is deprecated (still works, warns)", "2.1",
+            "not handled: still works", "removed_apis.py"),
+    _change("`torch.gels`, `torch.rfft` removed; `torch.stft` needs `return_complex`", "1.2-2.0",
+            "not handled: renamed/removed functions are TM4xx's", "removed_apis.py"),
+    _change("`torch.utils.serialization.load_lua`, `torch.legacy`, `torch.utils.trainer`, "
+            "`dataloader.DataLoaderIter` removed", "1.0", "not handled: no replacement in torch",
+            "removed_apis.py"),
+    _change("unchanged, checked: `torch.cat` with an empty 1-D tensor, `index_add_`, `nonzero()` shape, "
+            "`Tensor.type()` strings, `torch.norm`, `sum()` of uint8 (int64), `pin_memory` without GPU "
+            "(warns), `nn.DataParallel` on CPU, `register_backward_hook`", "-",
+            "nothing to do", "unchanged_apis.py"),
 )
 
 
@@ -1138,8 +1133,9 @@ class _StepEvidence(cst.CSTVisitor):
             self.found = True
             return
         callee = dotted(node.func) or ""
-        last = callee.rpartition(".")[2]
-        if "train" in last.lower() or any(self.rule.is_optimizer(a.value) for a in node.args):
+        receiver, _, last = callee.rpartition(".")
+        training = "train" in last.lower() and not (last == "train" and receiver in self.rule.facts.module_names)
+        if training or any(self.rule.is_optimizer(a.value) for a in node.args):
             self.found = True
             return
         function = self.rule.facts.functions.get(callee)
@@ -1236,6 +1232,7 @@ class SchedulerOrder(Rule):
         "import torch\nplateau = torch.optim.lr_scheduler.ReduceLROnPlateau(opt)\nfor e in range(3):\n"
         "    plateau.step()\n    train()\n",
         "for i in range(3):\n    env.step()\n    train(i)\n",
+        "for epoch in range(3):\n    scheduler.step()\n    model.train()\n    evaluate(model)\n",
     )
 
     def visit_Call(self, node: cst.Call) -> None:

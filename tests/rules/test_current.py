@@ -47,12 +47,12 @@ def execute(source, **names):
 
 
 # -- the behaviour table ----------------------------------------------------------------
-@pytest.mark.parametrize("change", current.BEHAVIOUR_CHANGES, ids=lambda c: c.script)
+@pytest.mark.parametrize("change", current.BEHAVIOUR_CHANGES, ids=lambda c: c["script"])
 def test_behaviour_script_shows_the_change(change, monkeypatch):
     """Every table entry is backed by a script that asserts it on this torch."""
-    script = BEHAVIOUR / change.script
+    script = BEHAVIOUR / change["script"]
     assert script.exists()
-    if "torchvision" in change.script and importlib.util.find_spec("torchvision") is None:
+    if "torchvision" in change["script"] and importlib.util.find_spec("torchvision") is None:
         pytest.skip("torchvision is not installed")
     monkeypatch.syspath_prepend(str(BEHAVIOUR))
     with warnings.catch_warnings():
@@ -62,10 +62,11 @@ def test_behaviour_script_shows_the_change(change, monkeypatch):
 
 def test_behaviour_table_names_real_rules():
     rule_codes = {rule.code for rule in current.RULES}
-    handled = {c.handling for c in current.BEHAVIOUR_CHANGES}
+    handled = {c["handling"] for c in current.BEHAVIOUR_CHANGES}
     assert rule_codes <= handled, "every TM5xx rule has its behaviour change in the table"
     for change in current.BEHAVIOUR_CHANGES:
-        assert change.handling in rule_codes or change.handling.startswith(
+        assert set(change) == {"change", "version", "handling", "script"}
+        assert change["handling"] in rule_codes or change["handling"].startswith(
             ("not handled: ", "harness compat", "nothing to do")), change
 
 
