@@ -217,21 +217,29 @@ def rules(markdown: bool = typer.Option(False, "--markdown", help="Print the REA
 
 @app.command("config")
 def show_config(path: Path = typer.Argument(Path("."), help="Where to look for pyproject.toml.")) -> None:
-    """Show the effective [tool.torch-migrate] configuration and where it came from."""
+    """Show the effective \\[tool.torch-migrate] configuration and where it came from."""
     sys.stdout.write(json.dumps(_config([path]).to_dict(), indent=1) + "\n")
 
 
-def _register_optional_commands() -> None:
-    """Commands whose layers are heavier (they import torch lazily) live in their own modules."""
-    try:
-        from migrate.harness.cli import verify
-    except ImportError:
-        return
-    app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(verify)
+LIGHT_COMMANDS = {"rewrite", "check", "rules", "config"}
 
 
-_register_optional_commands()
+def _register_harness_commands() -> None:
+    """``verify`` and ``migrate`` run training scripts, so importing them imports torch (over a second).
+
+    They are registered only when the command line may need them, keeping
+    ``rewrite``/``check`` (pre-commit, CI on every push) quick to start.
+    """
+    from migrate.harness.cli import verify
+    from migrate.workflow import migrate_command
+
+    extra = {"allow_extra_args": True, "ignore_unknown_options": True}
+    app.command(context_settings=extra)(verify)
+    app.command("migrate", context_settings=extra)(migrate_command)
 
 
 def main() -> None:
+    command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), None)
+    if command not in LIGHT_COMMANDS:
+        _register_harness_commands()
     app()

@@ -1,0 +1,289 @@
+"""``torch-migrate migrate REPO``: the whole workflow a team runs on a repository.
+
+1. snapshot the original tree (Python sources copied, other files hard-linked:
+   data is never copied needlessly),
+2. rewrite in place (or, with ``--diff``, in a second copy, leaving REPO alone),
+3. verify each entry point: the snapshot's script (with the 0.3 compatibility
+   layer, as legacy code does not run on current PyTorch) against the new one,
+4. ``check`` the new tree for hazards left,
+5. for an entry point that diverges, search the applied rules for the one
+   whose changes cause it: re-rewrite a fresh copy with one rule left out at a
+   time (most likely first, from the harness's attribution) until the entry
+   point verifies equivalent.
+
+The report card is a plain data structure, rendered as rich text, Markdown (to
+paste into a pull request) and JSON.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Sequence
+
+import typer
+from rich.console import Console
+from rich.markdown import Markdown
+
+from migrate import driver
+from migrate.config import load_config
+from migrate.discover import SKIP_DIRS, discover
+from migrate.harness import VerifyOptions, VerifyResult, verify_scripts
+from migrate.harness.report import to_markdown as verify_markdown
+
+console = Console(stderr=True, highlight=False)
+SMALL_FILE = 1 << 20  # bytes: larger non-Python files are hard-linked into the snapshot
+
+
+def snapshot(source: Path, destination: Path) -> None:
+    """Copy ``source`` to ``destination``: sources copied, big files hard-linked (copied across devices)."""
+
+    def link_or_copy(src: str, dst: str) -> None:
+        if not src.endswith(".py") and os.path.getsize(src) > SMALL_FILE:
+            try:
+                os.link(src, dst)
+                return
+            except OSError:
+                pass
+        shutil.copy2(src, dst)
+
+    ignore = shutil.ignore_patterns(*SKIP_DIRS, "*.pyc")
+    shutil.copytree(source, destination, ignore=ignore, copy_function=link_or_copy, symlinks=True)
+
+
+@dataclass
+class EntryResult:
+    entry: str
+    verify: VerifyResult
+    culprit: Optional[str] = None  # the rule whose changes make the entry point diverge
+    tried: List[str] = field(default_factory=list)  # rules left out during the search, in order
+    left_out: Sequence[str] = ()  # rules whose changes were finally left out, at the user's request
+
+    def to_json(self) -> dict:
+        return {"entry": self.entry, "verdict": self.verify.verdict, "reason": self.verify.reason,
+                "culprit": self.culprit, "rules_tried": self.tried, "left_out": list(self.left_out),
+                "verify": self.verify.to_json()}
+
+
+@dataclass
+class ReportCard:
+    repo: str
+    written: bool
+    files: int
+    changed: List[str]
+    fixes: Dict[str, int]
+    hazards: List[dict]
+    errors: List[str]
+    entries: List[EntryResult]
+    diff: str = ""  # with --diff: what the rewrite would change
+
+    @property
+    def exit_code(self) -> int:
+        if self.errors:
+            return 3
+        codes = [entry.verify.exit_code for entry in self.entries]
+        return max(codes, default=0)
+
+    def to_json(self) -> dict:
+        return {"repo": self.repo, "written": self.written, "files": self.files, "changed": self.changed,
+                "fixes": self.fixes, "hazards": self.hazards, "errors": self.errors,
+                "entries": [entry.to_json() for entry in self.entries], "exit_code": self.exit_code}
+
+    def to_markdown(self) -> str:
+        verb = "rewrote" if self.written else "would rewrite"
+        lines = [f"## torch-migrate report card: `{self.repo}`", "",
+                 f"{verb} **{len(self.changed)}** of {self.files} files; "
+                 f"**{sum(self.fixes.values())}** fixes; **{len(self.hazards)}** hazards left; "
+                 f"{len(self.errors)} files not processed.", ""]
+        if self.fixes:
+            lines += ["| rule | fixes |", "|---|---|"] + [f"| {c} | {n} |" for c, n in sorted(self.fixes.items())]
+            lines.append("")
+        if self.entries:
+            lines += ["| entry point | verdict | detail |", "|---|---|---|"]
+            for entry in self.entries:
+                detail = entry.verify.reason.replace("|", "\\|")
+                if entry.culprit:
+                    detail += f" — caused by **{entry.culprit}** (leave it out: `--ignore {entry.culprit}`)"
+                if entry.left_out:
+                    detail += f" — after leaving out {', '.join(entry.left_out)}"
+                lines.append(f"| `{entry.entry}` | {entry.verify.verdict} | {detail} |")
+            lines.append("")
+        if self.hazards:
+            lines += ["Hazards left (`torch-migrate check`):", ""]
+            lines += [f"- `{h['path']}:{h['line']}` {h['code']} {h['message']}" for h in self.hazards]
+            lines.append("")
+        if self.errors:
+            lines += ["Not processed:", ""] + [f"- `{e}`" for e in self.errors] + [""]
+        for entry in self.entries:
+            lines += [f"<details><summary>verify <code>{entry.entry}</code></summary>", "",
+                      verify_markdown(entry.verify), "</details>", ""]
+        return "\n".join(lines)
+
+
+def _rewrite(tree: Path, options: driver.Options, jobs: int) -> List[driver.FileResult]:
+    return driver.run(discover([tree]), options, jobs)
+
+
+def _applied(results: Sequence[driver.FileResult]) -> Counter:
+    return Counter(f.code for r in results for f in r.findings if f.applied)
+
+
+def migrate_repo(
+    repo: Path,
+    entries: Sequence[str],
+    rewrite_options: driver.Options,
+    verify_options: VerifyOptions,
+    *,
+    in_place: bool = True,
+    search: bool = True,
+    leave_out: Callable[[str], bool] = lambda code: False,
+    jobs: int = 0,
+    progress: Callable[[str], None] = lambda message: None,
+) -> ReportCard:
+    repo = repo.resolve()
+    missing = [e for e in entries if not (repo / e).is_file()]
+    if missing:
+        raise FileNotFoundError(f"entry point(s) not found in {repo}: {', '.join(missing)}")
+    with tempfile.TemporaryDirectory(prefix="torch-migrate-") as work:
+        work = Path(work)
+        old = work / "old"
+        progress("snapshotting the original tree")
+        snapshot(repo, old)
+        new = repo
+        if not in_place:
+            new = work / "new"
+            snapshot(repo, new)
+        progress("rewriting")
+        results = _rewrite(new, rewrite_options, jobs)
+        fixes = _applied(results)
+        progress("checking for hazards left")
+        lint = driver.run(discover([new]), driver.Options(driver.LINT, rewrite_options.select,
+                                                          rewrite_options.ignore), jobs)
+        hazards = [dict(f.to_dict(), path=str(Path(r.path).relative_to(new)))
+                   for r in lint for f in r.findings if f.code >= "TM6"]
+        entry_results = []
+        for entry in entries:
+            progress(f"verifying {entry}")
+            result = EntryResult(entry, _verify(old, new, entry, verify_options))
+            if result.verify.verdict == "different" and search:
+                _search_culprit(result, old, work, fixes, rewrite_options, verify_options, jobs, progress)
+            entry_results.append(result)
+        dropped = tuple(sorted({e.culprit for e in entry_results if e.culprit and leave_out(e.culprit)}))
+        if dropped:
+            progress(f"rewriting again without {', '.join(dropped)}")
+            for result in results:
+                if result.changed:
+                    relative = Path(result.path).relative_to(new)
+                    shutil.copy2(old / relative, new / relative)
+            rewrite_options = replace(rewrite_options, ignore=(*rewrite_options.ignore, *dropped))
+            results = _rewrite(new, rewrite_options, jobs)
+            fixes = _applied(results)
+            for result in entry_results:
+                result.left_out = dropped
+                result.verify = _verify(old, new, result.entry, verify_options)
+        diff = "" if in_place else "".join(_diff(old, new, Path(r.path).relative_to(new)) for r in results if r.changed)
+    return ReportCard(
+        repo=str(repo), written=in_place, files=len(results), diff=diff,
+        changed=[str(Path(r.path).relative_to(new)) for r in results if r.changed],
+        fixes=dict(sorted(fixes.items())), hazards=hazards,
+        errors=[r.error for r in results if r.error], entries=entry_results,
+    )
+
+
+def _diff(old: Path, new: Path, relative: Path) -> str:
+    name = relative.as_posix()
+    return "".join(difflib.unified_diff(
+        (old / relative).read_text(encoding="utf-8", errors="surrogateescape").splitlines(keepends=True),
+        (new / relative).read_text(encoding="utf-8", errors="surrogateescape").splitlines(keepends=True),
+        f"a/{name}", f"b/{name}"))
+
+
+def _verify(old: Path, new: Path, entry: str, options: VerifyOptions) -> VerifyResult:
+    script_old, script_new = old / entry, new / entry
+    return verify_scripts(script_old, script_new,
+                          replace(options, old_cwd=old, new_cwd=new))
+
+
+def _search_culprit(result: EntryResult, old: Path, work: Path, fixes: Counter, options: driver.Options,
+                    verify_options: VerifyOptions, jobs: int, progress: Callable[[str], None]) -> None:
+    """Leave one applied rule out at a time until the entry point verifies equivalent."""
+    blamed = [c.change.code for c in result.verify.culprits if getattr(c.change, "code", None)]
+    order = list(dict.fromkeys([code for code in blamed if code in fixes] + sorted(fixes)))
+    for code in order:
+        progress(f"{result.entry}: trying without {code}")
+        trial = Path(tempfile.mkdtemp(prefix=f"without-{code}-", dir=work)) / "tree"
+        snapshot(old, trial)
+        _rewrite(trial, replace(options, ignore=(*options.ignore, code)), jobs)
+        result.tried.append(code)
+        if _verify(old, trial, result.entry, verify_options).verdict == "equivalent":
+            result.culprit = code
+            return
+
+
+def migrate_command(
+    repo: Path = typer.Argument(..., help="The repository to migrate.", exists=True, file_okay=False),
+    script_args: Optional[List[str]] = typer.Argument(None, help="Arguments for every entry point, after `--`.",
+                                                      show_default=False),
+    entry: Optional[List[str]] = typer.Option(None, "--entry", help="Training script to verify (relative to REPO); repeatable. Default: `entry` in \\[tool.torch-migrate]."),
+    diff: bool = typer.Option(False, "--diff", "--dry-run", help="Leave REPO untouched: rewrite and verify a copy, print the diff."),
+    steps: Optional[int] = typer.Option(None, min=1, help="Optimizer steps to compare per entry point (default 5)."),
+    timeout: float = typer.Option(300.0, min=1, help="Seconds per script run."),
+    select: Optional[List[str]] = typer.Option(None, "--select", help="Rule codes or prefixes to apply."),
+    ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Rule codes or prefixes to skip."),
+    unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Also apply fixes that change behaviour."),
+    compat: bool = typer.Option(True, "--compat/--no-compat", help="Run the original with the 0.3 compatibility layer."),
+    old_python: Optional[str] = typer.Option(None, help="Interpreter for the original scripts (an old PyTorch venv)."),
+    search: bool = typer.Option(True, "--search/--no-search", help="On divergence, find the rule that causes it."),
+    leave_out: bool = typer.Option(False, "--leave-out-diverging", help="Without asking, rewrite again without the rule found to cause a divergence."),
+    markdown: Optional[Path] = typer.Option(None, "--markdown", help="Write the report card as Markdown (for a pull request)."),
+    json_path: Optional[Path] = typer.Option(None, "--json", help="Write the report card as JSON."),
+    jobs: int = typer.Option(0, "-j", "--jobs", help="Worker processes for the rewrite."),
+) -> None:
+    """Rewrite a repository, verify its training entry points, and print a report card.
+
+    Examples:
+
+      torch-migrate migrate . --entry train.py -- --epochs 1
+
+      torch-migrate migrate samples --diff --markdown report.md
+
+    Exit status: 0 all entry points equivalent; 1 one diverges; 2 usage error; 3 a file
+    could not be processed or an entry point could not be compared.
+    """
+    config = load_config([repo])
+    entries = list(entry or config.entry)
+    if not entries:
+        console.print("[red]error:[/] no entry point: pass --entry or set `entry` in \\[tool.torch-migrate]")
+        raise typer.Exit(2)
+    codes = lambda values: tuple(c for v in values or () for c in v.split(",") if c.strip())
+    rewrite_options = driver.Options(driver.WRITE, codes(select) or tuple(config.select),
+                                     codes(ignore) or tuple(config.ignore), unsafe_fixes,
+                                     tuple((p, tuple(c)) for p, c in config.per_file_ignores.items()))
+    verify_options = VerifyOptions(
+        script_args=tuple(script_args or ()), steps=steps or config.steps or 5, device="cpu", timeout=timeout,
+        rtol=config.rtol, atol=config.atol, compat=compat, old_python=old_python,
+        **({"memory_tolerance": config.memory_tolerance} if config.memory_tolerance is not None else {}))
+
+    def ask(code: str) -> bool:
+        return leave_out or (sys.stdin.isatty() and typer.confirm(f"Leave the changes of {code} out?"))
+
+    try:
+        with console.status("migrating") as status:
+            card = migrate_repo(repo, entries, rewrite_options, verify_options, in_place=not diff, search=search,
+                                leave_out=ask, jobs=jobs, progress=status.update)
+    except (FileNotFoundError, ValueError) as error:
+        console.print(f"[red]error:[/] {error}", highlight=False)
+        raise typer.Exit(2)
+    sys.stdout.write(card.diff)
+    console.print(Markdown(card.to_markdown().split("<details>")[0]))
+    if markdown is not None:
+        markdown.write_text(card.to_markdown(), encoding="utf-8")
+    if json_path is not None:
+        json_path.write_text(json.dumps(card.to_json(), indent=1, default=str), encoding="utf-8")
+    raise typer.Exit(card.exit_code)
