@@ -1520,7 +1520,8 @@ class NumpyBuiltinAliases(Rule):
     code = "TM509"
     name = "numpy-builtin-aliases"
     summary = "`np.float`/`np.int`/`np.object`/... (removed in NumPy 1.24) become the builtins they were"
-    triggers = ("np.", "numpy.")
+    triggers = tuple(f"{prefix}.{alias}" for prefix in ("np", "numpy") for alias in ("float", "int", "object", "str",
+                                                                                    "complex", "unicode"))
     changes = (
         Example("import numpy as np\na = np.zeros(3, dtype=np.float)\nn = np.int(a.sum())\n",
                 "import numpy as np\na = np.zeros(3, dtype=float)\nn = int(a.sum())\n"),

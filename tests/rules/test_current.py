@@ -1,7 +1,6 @@
 """TM5xx: behaviour changes after 0.4. Rewrites are run with real torch and compared with the legacy result."""
 import ast
 import importlib.util
-import io
 import runpy
 import sys
 import textwrap
