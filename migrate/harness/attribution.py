@@ -1,0 +1,149 @@
+"""Point at the changed lines most likely responsible for a divergence.
+
+Changes come from the rewrite's change map (``--change-map``: a JSON list of
+``{"file", "line", "end_line", "code", "summary"}``, lines in NEW) or, without
+one, from a difflib diff of OLD against NEW (hunks, lines in NEW).
+
+Each change earns points for evidence, and the best three are reported:
+- the divergence is an exception or crash in NEW: the failing line lies in the
+  change (+10); otherwise nearer changes rank first;
+- a gradient/value diverged: the change mentions the parameter's variable or
+  one of its modules (+4);
+- a loss, gradient or value diverged: the change edits a numeric constant (+3);
+- autograd-related divergences (gradients, values, memory, autograd errors):
+  the change adds an autograd switch such as ``requires_grad`` or
+  ``retain_graph`` (+3) or drops one such as ``detach``/``Variable``/``.data``
+  (+2); for memory, graph-retaining flags weigh +3 more.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .comparer import Check
+from .runner import RunOutcome
+
+_AUTOGRAD = {
+    "requires_grad": r"requires_grad", "detach": r"\bdetach\b", "retain_graph": r"retain_graph",
+    "create_graph": r"create_graph", "no_grad": r"\bno_grad\b|\benable_grad\b|set_grad_enabled|inference_mode",
+    "Variable": r"\bVariable\b", "volatile": r"\bvolatile\b", ".data": r"\.data\b", "backward": r"\bbackward\b",
+}
+_GRAPH_RETAINING = {"retain_graph", "create_graph"}
+_AUTOGRAD_ERROR = re.compile(r"backward|grad|graph|leaf|in-place", re.IGNORECASE)
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d*)?(?:e[-+]?\d+)?|(?<![\w.])\.\d+(?:e[-+]?\d+)?", re.IGNORECASE)
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+TOP = 3
+
+
+@dataclass(frozen=True)
+class Change:
+    file: str
+    line: int
+    end_line: int
+    code: str
+    summary: str
+    old_code: str = ""
+
+    def contains(self, line: int) -> bool:
+        return self.line <= line <= self.end_line
+
+    def distance(self, line: int) -> int:
+        return 0 if self.contains(line) else min(abs(self.line - line), abs(self.end_line - line))
+
+
+@dataclass(frozen=True)
+class Culprit:
+    change: Change
+    score: int
+    reasons: tuple[str, ...]
+
+
+def load_change_map(source: Path | Sequence[Mapping]) -> list[Change]:
+    """Parse a change map (a path to the JSON file, or its already loaded list); ValueError if malformed."""
+    entries = json.loads(Path(source).read_text()) if isinstance(source, (str, Path)) else source
+    if not isinstance(entries, list):
+        raise ValueError("a change map is a JSON list of {file, line, end_line, code, summary}")
+    try:
+        return [Change(str(e["file"]), int(e["line"]), int(e.get("end_line", e["line"])), str(e.get("code", "")),
+                       str(e.get("summary", ""))) for e in entries]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"malformed change map entry: {exc}") from None
+
+
+def diff_changes(old: Path, new: Path) -> list[Change]:
+    """Hunks of NEW against OLD (1-based lines in NEW; a deletion sits on the line before it)."""
+    old_lines = old.read_text(errors="replace").splitlines(True)
+    new_lines = new.read_text(errors="replace").splitlines(True)
+    changes = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        removed, added = "".join(old_lines[i1:i2]), "".join(new_lines[j1:j2])
+        first = (added or removed).strip().splitlines()[0] if (added or removed).strip() else ""
+        verb = {"replace": "changed", "delete": "removed", "insert": "added"}[tag]
+        line = j1 + 1 if j2 > j1 else max(j1, 1)
+        changes.append(Change(str(new.resolve()), line, max(j2, line), added, f"{verb}: {first}", removed))
+    return changes
+
+
+def _same_file(change_file: str, path: Path) -> bool:
+    """A change map may name files absolutely, relative to here, or relative to its repo root."""
+    candidate, path = Path(change_file), path.resolve()
+    return candidate.resolve() == path or (
+        not candidate.is_absolute() and path.parts[-len(candidate.parts):] == candidate.parts)
+
+
+def _failure_location(run: RunOutcome, changes: list[Change]) -> tuple[Path, int] | None:
+    """The innermost failing frame in a file that the rewrite touched (or in the script itself)."""
+    for file, line in run.failure_frames():
+        original = run.original_path(file)
+        if original is not None and (original == run.spec.script.resolve()
+                                     or any(_same_file(c.file, original) for c in changes)):
+            return original, line
+    return None
+
+
+def _autograd_evidence(change: Change, memory: bool) -> list[tuple[int, str]]:
+    new_text = change.code + "\n" + change.summary
+    evidence = []
+    for name, pattern in _AUTOGRAD.items():
+        in_new, in_old = bool(re.search(pattern, new_text)), bool(re.search(pattern, change.old_code))
+        if in_new and not in_old:
+            evidence.append((3 + (3 if memory and name in _GRAPH_RETAINING else 0), f"adds `{name}`"))
+        elif in_old and not in_new:
+            evidence.append((2, f"drops `{name}`"))
+    return evidence
+
+
+def rank(changes: list[Change], divergence: Check, new_run: RunOutcome) -> list[Culprit]:
+    if not changes:
+        return []
+    location = _failure_location(new_run, changes) if divergence.kind == "outcome" else None
+    autograd = divergence.kind in ("grad", "value", "memory") or (
+        divergence.kind == "outcome" and bool(_AUTOGRAD_ERROR.search(divergence.note)))
+    names = set(_IDENT.findall(divergence.param or "")) - {"weight", "bias"}
+    culprits = []
+    for change in changes:
+        evidence: list[tuple[int, str]] = []
+        text = change.code + "\n" + change.old_code
+        if location and _same_file(change.file, location[0]) and change.contains(location[1]):
+            evidence.append((10, f"contains the failing line {location[1]}"))
+        mentioned = sorted(names & set(_IDENT.findall(text)))
+        if mentioned:
+            evidence.append((4, "mentions " + ", ".join(f"`{n}`" for n in mentioned)))
+        if divergence.kind in ("loss", "grad", "value") and \
+                sorted(_NUMBER.findall(change.code)) != sorted(_NUMBER.findall(change.old_code)) and change.old_code:
+            evidence.append((3, "changes a constant"))
+        if autograd:
+            evidence.extend(_autograd_evidence(change, divergence.kind == "memory"))
+        culprits.append(Culprit(change, sum(points for points, _ in evidence), tuple(r for _, r in evidence)))
+
+    def key(c: Culprit):
+        near = c.change.distance(location[1]) if location and _same_file(c.change.file, location[0]) else 10**9
+        return (-c.score, near, c.change.line)
+
+    return sorted(culprits, key=key)[:TOP]

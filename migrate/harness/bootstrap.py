@@ -1,0 +1,113 @@
+"""Child entry point: ``python bootstrap.py CONFIG.json SCRIPT [ARGS...]``.
+
+Runs SCRIPT unmodified as ``__main__`` after seeding every RNG (torch, random,
+numpy), asking for deterministic algorithms, mapping CUDA placement on CPU runs
+and installing the recorder. Standard library + torch only and Python 3.5
+syntax, because ``--old-python`` runs it under the old script's interpreter.
+Its siblings are loaded under private names so that a script's own
+``compat.py`` or ``recorder.py`` still imports as the script expects.
+"""
+import faulthandler
+import json
+import os
+import random
+import sys
+import tokenize
+import traceback
+import types
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _load(name):
+    path = os.path.join(_HERE, name + ".py")
+    module = types.ModuleType("_torch_migrate_" + name)
+    module.__file__ = path
+    with open(path) as source:
+        exec(compile(source.read(), path, "exec"), module.__dict__)
+    return module
+
+
+def _seed(torch, seed):
+    """Returns whether deterministic algorithms could be requested."""
+    random.seed(seed)
+    try:
+        import numpy
+        numpy.random.seed(seed)
+    except ImportError:
+        pass
+    torch.manual_seed(seed)
+    torch.backends.cudnn.deterministic = True
+    torch.backends.cudnn.benchmark = False
+    try:  # warn_only: an op without a deterministic kernel must not change what the script does
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        return True
+    except (AttributeError, TypeError):  # torch < 1.11
+        return False
+
+
+def _compile(script, compat):
+    with open(script, "rb") as source:
+        code = source.read()
+    try:
+        return compile(code, script, "exec")
+    except SyntaxError:
+        if compat is None:
+            raise
+        with tokenize.open(script) as source:
+            return compile(compat.fix_async_keyword(source.read()), script, "exec")
+
+
+def _exit_status(code):
+    """What the interpreter would exit with for ``sys.exit(code)``."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    sys.stderr.write("%s\n" % (code,))
+    return 1
+
+
+def main(argv):
+    with open(argv[1]) as f:
+        config = json.load(f)
+    script = os.path.abspath(argv[2])
+    sys.argv = [script] + argv[3:]
+    sys.path[0] = os.path.dirname(script)  # what ``python SCRIPT`` puts there, instead of this folder
+    sys.dont_write_bytecode = True
+    faulthandler.enable()  # a segfault still names the script line on stderr
+
+    import torch
+    compat = _load("compat")
+    recorder_module = _load("recorder")
+    deterministic = _seed(torch, config["seed"])
+    if config["device"] == "cpu":
+        compat.map_cuda_to_cpu()
+    if config["compat"]:
+        compat.install_legacy()
+
+    record = open(config["record"], "wb")
+    recorder = recorder_module.Recorder(config, record, config["device"])
+    recorder.install()
+    recorder.header({"seed": config["seed"], "compat": config["compat"], "deterministic": deterministic,
+                     "script": script})
+    main_module = types.ModuleType("__main__")
+    main_module.__dict__.update(__file__=script, __builtins__=__builtins__, __cached__=None)
+    sys.modules["__main__"] = main_module
+    recorder.start_memory()
+    try:
+        exec(_compile(script, compat if config["compat"] else None), main_module.__dict__)
+    except SystemExit as exc:
+        status = _exit_status(exc.code)
+        recorder.finish(status)
+        return status
+    except BaseException as exc:
+        recorder.fail(exc)
+        traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next)
+        return 1
+    recorder.finish(0)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,81 @@
+"""``torch-migrate verify``: the typer command. Registered by the main app with
+``app.command("verify")(verify)``; everything after ``--`` goes to both scripts."""
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from . import report
+from .comparer import DEFAULT_MEMORY_TOLERANCE
+from .verify import EXIT_USAGE, UsageError, VerifyOptions, verify_scripts
+
+
+class Device(str, Enum):
+    auto = "auto"
+    cpu = "cpu"
+    cuda = "cuda"
+    all = "all"
+
+
+_FILE = dict(exists=True, dir_okay=False, readable=True)
+
+
+def verify(
+    old: Annotated[Path, typer.Argument(help="The original (legacy) training script.", **_FILE)],
+    new: Annotated[Path, typer.Argument(help="The migrated training script.", **_FILE)],
+    script_args: Annotated[Optional[list[str]], typer.Argument(
+        help="Arguments for both scripts, after `--` (e.g. `-- --epochs 1`).", show_default=False)] = None,
+    steps: Annotated[Optional[int], typer.Option(
+        min=1, help="Stop both runs after N optimizer steps (steps count from 1).")] = None,
+    device: Annotated[Device, typer.Option(
+        help="auto: cpu, plus cuda when present; all: cpu and cuda, plus OLD-cpu vs NEW-cuda.")] = Device.auto,
+    timeout: Annotated[float, typer.Option(
+        min=0.001, help="Seconds per run; a run that takes longer is killed with its whole process tree.")] = 600.0,
+    rtol: Annotated[Optional[float], typer.Option(
+        min=0.0, help="Relative tolerance for every dtype (default: per dtype, like torch.testing.assert_close).")] = None,
+    atol: Annotated[Optional[float], typer.Option(
+        min=0.0, help="Absolute tolerance for every dtype (default: per dtype).")] = None,
+    memory_tolerance: Annotated[float, typer.Option(
+        min=0.0, help="Allowed relative growth of NEW's peak memory over OLD's.")] = DEFAULT_MEMORY_TOLERANCE,
+    memory_steps: Annotated[int, typer.Option(
+        min=0, help="CPU: steps watched by the memory profiler (0: do not measure CPU memory).")] = 3,
+    full: Annotated[bool, typer.Option(
+        "--full", help="Record every tensor whole (default: whole up to 4096 elements, else a fingerprint).")] = False,
+    compat: Annotated[bool, typer.Option(
+        "--compat", help="Run OLD with the PyTorch 0.3 compatibility layer (`.data[0]`, volatile, async=).")] = False,
+    old_python: Annotated[Optional[str], typer.Option(
+        help="Interpreter for OLD (e.g. a venv with an old PyTorch).")] = None,
+    change_map: Annotated[Optional[Path], typer.Option(
+        help="JSON change map written by `torch-migrate rewrite`, to name the lines responsible.", **_FILE)] = None,
+    json_path: Annotated[Optional[Path], typer.Option("--json", help="Write the full result as JSON.")] = None,
+    junit: Annotated[Optional[Path], typer.Option(help="Write JUnit XML: one test case per quantity.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed for torch, random and numpy in both runs.")] = 0,
+) -> None:
+    """Run OLD and NEW with the same seeds and compare losses, gradients, values
+    and peak memory step by step; report the first divergence.
+
+    Exit status: 0 equivalent; 1 not equivalent (including NEW raising or
+    crashing where OLD did not); 2 usage error; 3 no comparison possible (OLD
+    failed, both failed, a run timed out, or OLD recorded nothing).
+    """
+    console = Console()
+    options = VerifyOptions(
+        script_args=tuple(script_args or ()), steps=steps, device=device.value, timeout=timeout, rtol=rtol,
+        atol=atol, memory_tolerance=memory_tolerance, memory_steps=memory_steps, full=full, compat=compat,
+        old_python=old_python, change_map=change_map, seed=seed)
+    try:
+        with console.status("running") as status:
+            result = verify_scripts(old, new, options, progress=status.update)
+    except UsageError as exc:
+        console.print(f"[red]error:[/red] {exc}", highlight=False)
+        raise typer.Exit(EXIT_USAGE) from None
+    report.render(result, console)
+    if json_path is not None:
+        report.write_json(result, json_path)
+    if junit is not None:
+        report.write_junit(result, junit)
+    raise typer.Exit(result.exit_code)

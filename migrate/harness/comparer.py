@@ -1,0 +1,314 @@
+"""Compare two runs' records step by step and find the first divergence.
+
+Tolerances follow ``torch.testing.assert_close``: element ``new`` matches
+``old`` when ``|new - old| <= atol + rtol * |old|`` (NaN matches NaN), with
+per-dtype defaults (rtol, atol):
+
+    float16 (1e-3, 1e-5)   bfloat16 (1.6e-2, 1e-5)   float32 (1.3e-6, 1e-5)
+    float64 (1e-7, 1e-7)   integers and bool: exact
+
+Across devices (``--device all``: OLD on CPU vs NEW on CUDA) kernels differ,
+so the defaults are looser: float16 (1e-2, 1e-3), bfloat16 (5e-2, 1e-3),
+float32 (1e-3, 1e-4), float64 (1e-5, 1e-6). ``--rtol``/``--atol`` replace
+either for every dtype.
+
+Tensors recorded as fingerprints (above ``FULL_LIMIT`` elements, without
+``--full``) compare their sampled elements with the same rule and their sums
+with the bound it implies: ``|Δsum|, |ΔL1| <= n*atol + rtol*L1``,
+``|ΔL2| <= sqrt(n)*atol + rtol*L2``, min/max like elements.
+
+Peak memory fails when NEW exceeds OLD by more than ``memory_tolerance``
+(relative; using less is fine). Wall time is shown, never judged: it is too
+noisy on shared machines.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+
+import torch
+
+from .runner import RunOutcome
+
+DEFAULT_TOLERANCES = {
+    "float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7),
+    "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7),
+}
+CROSS_DEVICE_TOLERANCES = {
+    "float16": (1e-2, 1e-3), "bfloat16": (5e-2, 1e-3), "float32": (1e-3, 1e-4), "float64": (1e-5, 1e-6),
+    "complex64": (1e-3, 1e-4), "complex128": (1e-5, 1e-6),
+}
+DEFAULT_MEMORY_TOLERANCE = 0.10
+# Where a check sits inside a step, so that "first" follows the order things happen in.
+_ORDER = {"loss": 0, "grad": 1, "value": 2, "outcome": 3, "memory": 4, "time": 5}
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    rtol: float | None = None
+    atol: float | None = None
+    cross_device: bool = False
+
+    def for_dtype(self, dtype: str) -> tuple[float, float]:
+        table = CROSS_DEVICE_TOLERANCES if self.cross_device else DEFAULT_TOLERANCES
+        rtol, atol = table.get(dtype, (0.0, 0.0))
+        return (rtol if self.rtol is None else self.rtol, atol if self.atol is None else self.atol)
+
+
+@dataclass
+class Check:
+    """One comparison at one step (``step`` None: the whole run)."""
+
+    step: int | None
+    quantity: str
+    kind: str  # loss | grad | value | outcome | memory | time
+    ok: bool | None  # None: shown for information only
+    param: str | None = None
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+    old: str = ""
+    new: str = ""
+    note: str = ""
+
+    @property
+    def position(self) -> tuple[float, int]:
+        return (math.inf if self.step is None else self.step, _ORDER[self.kind])
+
+
+@dataclass
+class Quantity:
+    """All checks of one quantity (``loss``, ``grad model.fc.weight``, ...) across steps."""
+
+    name: str
+    kind: str
+    param: str | None
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool | None:
+        judged = [c.ok for c in self.checks if c.ok is not None]
+        return all(judged) if judged else None
+
+    @property
+    def first_bad(self) -> Check | None:
+        return next((c for c in self.checks if c.ok is False), None)
+
+    @property
+    def shown(self) -> Check:
+        """The check a one-line summary shows: the first failing one, else the last."""
+        return self.first_bad or self.checks[-1]
+
+    @property
+    def max_abs(self) -> float:
+        return max(c.max_abs for c in self.checks)
+
+    @property
+    def max_rel(self) -> float:
+        return max(c.max_rel for c in self.checks)
+
+
+@dataclass
+class PairComparison:
+    label: str
+    old: RunOutcome
+    new: RunOutcome
+    cross_device: bool
+    quantities: list[Quantity]
+
+    @property
+    def first_divergence(self) -> Check | None:
+        bad = [c for q in self.quantities for c in q.checks if c.ok is False]
+        return min(bad, key=lambda c: c.position) if bad else None
+
+
+# ---------------------------------------------------------------- tensors
+def decode_elements(values, dtype: str) -> torch.Tensor:
+    if isinstance(values, (bytes, bytearray)):
+        flat = torch.frombuffer(bytearray(values), dtype=getattr(torch, dtype)) if values else torch.zeros(0)
+    else:
+        flat = torch.tensor(values)
+    return flat.to(torch.complex128 if flat.is_complex() else torch.float64)
+
+
+def _unravel(index: int, shape: list[int]) -> list[int]:
+    coords = []
+    for size in reversed(shape):
+        coords.append(index % size if size else 0)
+        index = index // size if size else 0
+    return coords[::-1]
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.6g}"
+
+
+def compare_tensors(old: dict | None, new: dict | None, tol: Tolerance) -> Check:
+    """Returns a Check with only the comparison filled in (the caller names it)."""
+    if old is None or new is None:
+        if old is None and new is None:
+            return Check(None, "", "grad", True, old="None", new="None")
+        return Check(None, "", "grad", False, old=_summary(old), new=_summary(new),
+                     note="None in OLD" if old is None else "None in NEW")
+    if old["shape"] != new["shape"] or old["dtype"] != new["dtype"]:
+        return Check(None, "", "grad", False, old=_summary(old), new=_summary(new), note="shape or dtype differs")
+    rtol, atol = tol.for_dtype(old["dtype"])
+    sampled = "sample" in old
+    a = decode_elements(old["sample" if sampled else "data"], old["dtype"])
+    b = decode_elements(new["sample" if sampled else "data"], new["dtype"])
+    same = (a == b) | (a.isnan() & b.isnan())
+    zero = torch.zeros((), dtype=torch.float64)
+    diff = torch.where(same, zero, (b - a).abs().nan_to_num(math.inf))  # NaN against a number: infinitely off
+    bad = (diff > atol + rtol * a.abs()) | (~same & (a.isinf() | b.isinf()))  # infinities must match exactly
+    rel = torch.where(same, zero, (diff / a.abs()).nan_to_num(math.inf))
+    check = Check(None, "", "grad", not bool(bad.any()))
+    if a.numel():
+        worst = int(torch.where(bad, diff, -1.0).argmax()) if bad.any() else int(diff.argmax())
+        check.max_abs, check.max_rel = float(diff.max()), float(rel.max())
+        flat_index = old["sample_index"][worst] if sampled else worst
+        where = _unravel(flat_index, old["shape"])
+        check.old, check.new = f"{_fmt(a[worst].item())} at {where}", f"{_fmt(b[worst].item())} at {where}"
+        if a.numel() == 1:
+            check.old, check.new = _fmt(a[0].item()), _fmt(b[0].item())
+    if sampled:
+        _check_stats(check, old, new, rtol, atol)
+    return check
+
+
+def _check_stats(check: Check, old: dict, new: dict, rtol: float, atol: float) -> None:
+    """The sample can miss a change elsewhere; the sums cannot."""
+    so, sn = old["stats"], new["stats"]
+    if not so:
+        return
+    n = math.prod(old["shape"])
+    bounds = {"sum": n * atol + rtol * so["l1"], "l1": n * atol + rtol * so["l1"],
+              "l2": math.sqrt(n) * atol + rtol * so["l2"],
+              "min": atol + rtol * abs(so["min"]), "max": atol + rtol * abs(so["max"])}
+    for stat, bound in bounds.items():
+        delta = abs(sn[stat] - so[stat])
+        if not delta <= bound and not (so[stat] == sn[stat]):
+            check.ok = False
+            check.note = f"{stat} differs: {_fmt(so[stat])} vs {_fmt(sn[stat])}"
+            check.max_abs = max(check.max_abs, delta / n if stat in ("sum", "l1") else delta)
+            return
+
+
+def _summary(enc: dict | None) -> str:
+    return "None" if enc is None else f"{enc['dtype']}{list(enc['shape'])}"
+
+
+# ---------------------------------------------------------------- steps
+class _Collector:
+    def __init__(self) -> None:
+        self.quantities: dict[str, Quantity] = {}
+
+    def add(self, check: Check) -> None:
+        quantity = self.quantities.setdefault(check.quantity, Quantity(check.quantity, check.kind, check.param))
+        quantity.checks.append(check)
+
+    def tensor(self, step: int, kind: str, param: str, old, new, tol: Tolerance, quantity: str | None = None):
+        check = compare_tensors(old, new, tol)
+        check.step, check.kind, check.param = step, kind, param
+        check.quantity = quantity or f"{kind} {param}"
+        self.add(check)
+
+
+def _loss_name(index: int) -> str:
+    return "loss" if index == 0 else f"loss #{index + 1}"
+
+
+def _aligned_params(o: dict, n: dict) -> tuple[list[tuple[str, str, str]], list[str], list[str]]:
+    """(display, old key, new key) for parameters in both steps, then names only in OLD / NEW.
+    Same names: match by name. A renamed variable changes every name, so then
+    match by optimizer slot (``opt0.group0.param3``)."""
+    old_names, new_names = list(o["grads"]), list(n["grads"])
+    if set(old_names) == set(new_names):
+        return [(name, name, name) for name in old_names], [], []
+    new_by_slot = {slot: name for name, slot in n["slots"].items()}
+    pairs, only_old = [], []
+    for name in old_names:
+        other = new_by_slot.pop(o["slots"].get(name), None)
+        if other is None:
+            only_old.append(name)
+        else:
+            pairs.append((name if name == other else f"{name} → {other}", name, other))
+    return pairs, only_old, sorted(new_by_slot.values())
+
+
+def _compare_step(c: _Collector, k: int, o: dict, n: dict, tol: Tolerance) -> None:
+    for i, ((src_o, lo), (src_n, ln)) in enumerate(zip(o["losses"], n["losses"])):
+        c.tensor(k, "loss", None, lo, ln, tol, quantity=_loss_name(i))
+    if not (o["complete"] and n["complete"]):
+        return
+    if len(o["losses"]) != len(n["losses"]):
+        c.add(Check(k, "backward calls per step", "loss", False, old=str(len(o["losses"])),
+                    new=str(len(n["losses"])), note="a different number of backward()/grad() calls"))
+    pairs, only_old, only_new = _aligned_params(o, n)
+    for display, ko, kn in pairs:
+        c.tensor(k, "grad", display, o["grads"][ko], n["grads"][kn], tol)
+    for display, ko, kn in pairs:
+        c.tensor(k, "value", display, o["values"].get(ko), n["values"].get(kn), tol)
+    for name in only_old:
+        c.add(Check(k, f"grad {name}", "grad", False, param=name, old="present", new="missing",
+                    note="parameter stepped in OLD but not in NEW"))
+    for name in only_new:
+        c.add(Check(k, f"grad {name}", "grad", False, param=name, old="missing", new="present",
+                    note="parameter stepped in NEW but not in OLD"))
+
+
+def _outcome_check(old: RunOutcome, new: RunOutcome) -> Check:
+    """How each run ended, placed at the step where they part ways."""
+    n_old, n_new = old.complete_steps, new.complete_steps
+    if new.status != "ok" and old.status == "ok":
+        return Check(new.failed_step, "outcome", "outcome", False, old="ok", new=new.status, note=new.reason)
+    if old.status != "ok":
+        same = (new.status == old.status and new.failed_step == old.failed_step
+                and (new.exception or {}).get("type") == (old.exception or {}).get("type"))
+        return Check(old.failed_step, "outcome", "outcome", same, old=old.status, new=new.status,
+                     note=f"OLD {old.reason}; NEW {new.reason}")
+    if n_old != n_new:
+        return Check(min(n_old, n_new) + 1, "outcome", "outcome", False, old=f"{n_old} steps", new=f"{n_new} steps",
+                     note=f"OLD made {n_old} optimizer steps, NEW {n_new}")
+    return Check(None, "outcome", "outcome", True, old=f"{n_old} steps", new=f"{n_new} steps", note=new.reason)
+
+
+def _memory_check(old: RunOutcome, new: RunOutcome, tolerance: float) -> Check | None:
+    mo, mn = old.memory or {}, new.memory or {}
+    po, pn = mo.get("peak_bytes"), mn.get("peak_bytes")
+    if po is None or pn is None:
+        return None
+    growth = (pn - po) / po if po else (math.inf if pn else 0.0)
+    window = f"over {mo['steps']} step(s)" if mo["steps"] == mn["steps"] else \
+        f"over {mo['steps']} vs {mn['steps']} step(s)"
+    return Check(None, "peak memory", "memory", growth <= tolerance, max_abs=float(abs(pn - po)),
+                 max_rel=abs(growth), old=_bytes(po), new=_bytes(pn),
+                 note=f"{growth:+.1%} ({mo['method']}, {window}; tolerance +{tolerance:.0%})")
+
+
+def _time_check(old: RunOutcome, new: RunOutcome) -> Check | None:
+    to = [s["time"] for s in old.steps if s["complete"]]
+    tn = [s["time"] for s in new.steps if s["complete"]]
+    if not to or not tn:
+        return None
+    mo, mn = statistics.median(to), statistics.median(tn)
+    return Check(None, "time per step (median)", "time", None, old=f"{mo * 1e3:.1f} ms", new=f"{mn * 1e3:.1f} ms",
+                 note=f"{mn / mo:.2f}x" if mo else "")
+
+
+def _bytes(n: float) -> str:
+    return f"{n / 2**20:.2f} MiB"
+
+
+def compare_runs(label: str, old: RunOutcome, new: RunOutcome, tol: Tolerance,
+                 memory_tolerance: float = DEFAULT_MEMORY_TOLERANCE) -> PairComparison:
+    c = _Collector()
+    old_steps = {s["step"]: s for s in old.steps}
+    new_steps = {s["step"]: s for s in new.steps}
+    for k in sorted(set(old_steps) & set(new_steps)):
+        _compare_step(c, k, old_steps[k], new_steps[k], tol)
+    c.add(_outcome_check(old, new))
+    if not tol.cross_device:  # memory and time are different quantities on different devices
+        for check in (_memory_check(old, new, memory_tolerance), _time_check(old, new)):
+            if check is not None:
+                c.add(check)
+    return PairComparison(label, old, new, tol.cross_device, list(c.quantities.values()))

@@ -1,0 +1,120 @@
+"""Make old scripts run here, inside the child interpreter (stdlib + torch, Python 3.5 syntax).
+
+Two layers, applied before the script starts:
+
+``map_cuda_to_cpu`` (always, for CPU runs): legacy scripts hard-code
+``.cuda()``; the harness hides CUDA (``CUDA_VISIBLE_DEVICES=""``) and turns the
+0.3-era CUDA placement idioms into no-ops: ``Tensor.cuda``, ``Module.cuda``,
+``Tensor.pin_memory``, ``torch.cuda.FloatTensor`` & co. (the CPU types),
+``.type("torch.cuda.X")``, ``torch.cuda.synchronize``/``set_device``. Modern
+spellings (``.to("cuda")``, ``device="cuda"``) are left alone: a script that
+names CUDA that way asks for a GPU and fails plainly without one.
+
+``install_legacy`` (``--compat``, OLD only: NEW must run on current PyTorch as it
+is): restores 0.3 behaviour that now raises or silently changed:
+- ``x.data[0]`` / ``x[0]`` on a 0-dim tensor gives the Python number (0.3 losses
+  were 1-element vectors);
+- ``Variable(x, volatile=True)``: a module called with a volatile input runs
+  under ``no_grad`` and its outputs are volatile too (today ``volatile`` is
+  ignored and eval loops build graphs);
+- ``.cuda(async=True)`` (a SyntaxError since Python 3.7) in the script itself is
+  read as ``non_blocking=True`` (``fix_async_keyword``; not in imported modules).
+"""
+import io
+import tokenize
+
+import torch
+
+_LEGACY_TYPES = ("FloatTensor", "DoubleTensor", "HalfTensor", "ByteTensor", "CharTensor",
+                 "ShortTensor", "IntTensor", "LongTensor")
+_VOLATILE = "_torch_migrate_volatile"
+
+
+def _self(obj, *args, **kwargs):
+    return obj
+
+
+def _nothing(*args, **kwargs):
+    return None
+
+
+def map_cuda_to_cpu():
+    original_type = torch.Tensor.type
+
+    def type_(tensor, dtype=None, *args, **kwargs):
+        if isinstance(dtype, str):
+            dtype = dtype.replace("torch.cuda.", "torch.")
+        return original_type(tensor, dtype, *args, **kwargs)
+
+    torch.Tensor.cuda = _self
+    torch.Tensor.pin_memory = _self
+    torch.Tensor.type = type_
+    torch.nn.Module.cuda = _self
+    torch.cuda.synchronize = _nothing
+    torch.cuda.set_device = _nothing
+    for name in _LEGACY_TYPES:
+        setattr(torch.cuda, name, getattr(torch, name))
+
+
+def install_legacy():
+    _scalar_indexing()
+    _volatile_variables()
+
+
+def _scalar_indexing():
+    original = torch.Tensor.__getitem__
+
+    def getitem(tensor, index):
+        try:
+            return original(tensor, index)
+        except IndexError:
+            if tensor.dim() == 0 and index == 0:  # ``loss.data[0]``
+                return tensor.item()
+            raise
+
+    torch.Tensor.__getitem__ = getitem
+
+
+def _volatile_variables():
+    from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
+
+    meta = type(torch.autograd.Variable)
+    active = []  # (module, no_grad context) for the outermost module called with a volatile input
+
+    def call(cls, *args, **kwargs):
+        volatile = kwargs.pop("volatile", False)
+        tensor = type.__call__(cls, *args, **kwargs)
+        if volatile:
+            setattr(tensor, _VOLATILE, True)
+        return tensor
+
+    def before(module, inputs):
+        if not active and any(getattr(x, _VOLATILE, False) for x in inputs):
+            context = torch.no_grad()
+            context.__enter__()
+            active.append((module, context))
+
+    def after(module, inputs, output):
+        if active and active[-1][0] is module:
+            active.pop()[1].__exit__(None, None, None)
+            for tensor in output if isinstance(output, (tuple, list)) else [output]:
+                if torch.is_tensor(tensor):
+                    setattr(tensor, _VOLATILE, True)
+
+    meta.__call__ = call
+    register_module_forward_pre_hook(before)
+    register_module_forward_hook(after)
+
+
+def fix_async_keyword(source):
+    """Rename the keyword argument ``async=`` to ``non_blocking=``; nothing else moves."""
+    lines = source.splitlines(True)
+    tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    edits = []
+    for token, following in zip(tokens, tokens[1:]):
+        if token[0] == tokenize.NAME and token[1] == "async" and following[1] == "=":
+            edits.append(token[2])
+    for row, col in reversed(edits):
+        line = lines[row - 1]
+        lines[row - 1] = line[:col] + "non_blocking" + line[col + len("async"):]
+    return "".join(lines)

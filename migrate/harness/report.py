@@ -1,0 +1,147 @@
+"""Present a VerifyResult: a rich table for people, Markdown for the ``migrate``
+command's summary, JSON with everything, JUnit XML with one test case per
+compared quantity (so CI shows which gradient broke)."""
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from .comparer import Check, PairComparison, Quantity
+from .verify import VerifyResult
+
+MAX_PASSING_ROWS = 30  # a big model has thousands of tensors; failing rows are always all shown
+_VERDICT_TEXT = {"equivalent": "EQUIVALENT", "different": "NOT EQUIVALENT", "error": "NO COMPARISON POSSIBLE"}
+_VERDICT_STYLE = {"equivalent": "bold green", "different": "bold red", "error": "bold yellow"}
+
+
+def _ok_text(ok: bool | None) -> str:
+    return {True: "ok", False: "DIFFERS", None: "info"}[ok]
+
+
+def _where(check: Check) -> str:
+    return "whole run" if check.step is None else f"step {check.step}"
+
+
+def _rows(pair: PairComparison) -> tuple[list[Quantity], int]:
+    """Quantities to show: every failing one, then passing ones up to the limit."""
+    failing = [q for q in pair.quantities if q.ok is False]
+    others = [q for q in pair.quantities if q.ok is not False]
+    shown = failing + others[:MAX_PASSING_ROWS]
+    return sorted(shown, key=pair.quantities.index), len(others) - len(others[:MAX_PASSING_ROWS])
+
+
+def _culprit_lines(result: VerifyResult) -> list[str]:
+    lines = []
+    for culprit in result.culprits:
+        change = culprit.change
+        span = f"{change.line}" if change.end_line == change.line else f"{change.line}-{change.end_line}"
+        code = (change.code.strip().splitlines() or [change.summary])[0].strip()
+        why = "; ".join(culprit.reasons) or "no specific evidence"
+        lines.append(f"{Path(change.file).name}:{span} `{code}` ({why})")
+    return lines
+
+
+def _divergence_lines(result: VerifyResult) -> list[str]:
+    first = result.first_divergence
+    if first is None:
+        return []
+    lines = [f"{result.divergence_pair.label}: {first.quantity} at {_where(first)}",
+             f"OLD {first.old or '-'}  NEW {first.new or '-'}"]
+    if first.kind in ("loss", "grad", "value"):
+        lines.append(f"max abs error {first.max_abs:.3g}, max rel error {first.max_rel:.3g}")
+    if first.note:
+        lines.append(first.note)
+    return lines
+
+
+def render(result: VerifyResult, console: Console | None = None) -> None:
+    console = console or Console()
+    runs = Table(title="Runs", title_justify="left")
+    for column in ("run", "status", "steps", "wall", "peak memory", "detail"):
+        runs.add_column(column)
+    for run in result.runs:
+        peak = (run.memory or {}).get("peak_bytes")
+        runs.add_row(run.spec.label, run.status, str(run.complete_steps), f"{run.wall_time:.1f} s",
+                     "-" if peak is None else f"{peak / 2**20:.2f} MiB", run.reason)
+    console.print(runs)
+    for pair in result.pairs:
+        table = Table(title=f"OLD vs NEW ({pair.label})", title_justify="left")
+        for column in ("quantity", "steps", "OLD", "NEW", "max abs", "max rel", "verdict"):
+            table.add_column(column)
+        rows, hidden = _rows(pair)
+        for q in rows:
+            shown = q.shown
+            style = {False: "red", None: "dim"}.get(q.ok, "")
+            table.add_row(q.name, _where(shown) if q.ok is False else str(len(q.checks)), shown.old, shown.new,
+                          f"{q.max_abs:.3g}", f"{q.max_rel:.3g}", _ok_text(q.ok), style=style)
+        if hidden:
+            table.add_row(f"... {hidden} more equivalent quantities (see --json)", "", "", "", "", "", "", style="dim")
+        console.print(table)
+    for run in result.runs:
+        if run.status in ("failed", "crashed") and run.stderr_tail.strip():
+            console.print(f"[bold]{run.spec.label} stderr (end):[/bold]")
+            console.print("\n".join(run.stderr_tail.rstrip().splitlines()[-8:]), markup=False, highlight=False)
+    divergence = _divergence_lines(result)
+    if divergence:
+        console.print("[bold]First divergence[/bold]")
+        for line in divergence:
+            console.print(f"  {line}", markup=False, highlight=False)
+        culprits = _culprit_lines(result)
+        if culprits:
+            console.print("[bold]Most likely responsible changes in NEW[/bold]")
+            for line in culprits:
+                console.print(f"  {line}", markup=False, highlight=False)
+    console.print(f"[{_VERDICT_STYLE[result.verdict]}]{_VERDICT_TEXT[result.verdict]}[/] (exit {result.exit_code}): "
+                  f"{result.reason}", highlight=False)
+
+
+def to_markdown(result: VerifyResult) -> str:
+    lines = [f"**{_VERDICT_TEXT[result.verdict]}** (exit {result.exit_code}): {result.reason}", "",
+             "| run | status | steps | detail |", "|---|---|---|---|"]
+    lines += [f"| {r.spec.label} | {r.status} | {r.complete_steps} | {r.reason} |" for r in result.runs]
+    for pair in result.pairs:
+        rows, hidden = _rows(pair)
+        lines += ["", f"OLD vs NEW ({pair.label}):", "",
+                  "| quantity | OLD | NEW | max abs | max rel | verdict |", "|---|---|---|---|---|---|"]
+        lines += [f"| {q.name} | {q.shown.old} | {q.shown.new} | {q.max_abs:.3g} | {q.max_rel:.3g} | "
+                  f"{_ok_text(q.ok)} |" for q in rows]
+        if hidden:
+            lines.append(f"| ... {hidden} more equivalent | | | | | |")
+    divergence = _divergence_lines(result)
+    if divergence:
+        lines += ["", "First divergence:", ""] + [f"- {line}" for line in divergence]
+    culprits = _culprit_lines(result)
+    if culprits:
+        lines += ["", "Most likely responsible changes in NEW:", ""] + [f"- {line}" for line in culprits]
+    return "\n".join(lines) + "\n"
+
+
+def write_json(result: VerifyResult, path: Path) -> None:
+    Path(path).write_text(json.dumps(result.to_json(), indent=2, default=str))
+
+
+def write_junit(result: VerifyResult, path: Path) -> None:
+    suite = ET.Element("testsuite", name="torch-migrate verify")
+    cases = failures = errors = 0
+    if result.verdict == "error":
+        case = ET.SubElement(suite, "testcase", classname="verify", name="comparison possible")
+        ET.SubElement(case, "error", message=result.reason)
+        cases, errors = 1, 1
+    for pair in result.pairs:
+        for q in pair.quantities:
+            case = ET.SubElement(suite, "testcase", classname=f"verify.{pair.label}", name=q.name)
+            cases += 1
+            bad = q.first_bad
+            if bad is not None:
+                failures += 1
+                ET.SubElement(case, "failure", message=f"{_where(bad)}: OLD {bad.old}, NEW {bad.new}. {bad.note}".strip())
+            elif q.ok is None:
+                ET.SubElement(case, "system-out").text = f"OLD {q.shown.old}, NEW {q.shown.new} {q.shown.note}"
+    suite.set("tests", str(cases))
+    suite.set("failures", str(failures))
+    suite.set("errors", str(errors))
+    ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)

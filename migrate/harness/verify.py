@@ -1,0 +1,225 @@
+"""Programmatic entry point: run OLD and NEW, compare, decide, attribute.
+
+Both scripts run one after the other (never side by side: step times would
+mean nothing) on each requested device: ``auto`` is CPU, plus CUDA when
+present; ``all`` is CPU and CUDA plus a cross-device comparison of OLD on CPU
+against NEW on CUDA (looser tolerances, see comparer).
+"""
+from __future__ import annotations
+
+import math
+import shutil
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+
+from .attribution import Change, Culprit, diff_changes, load_change_map, rank
+from .comparer import DEFAULT_MEMORY_TOLERANCE, Check, PairComparison, Tolerance, compare_runs, decode_elements
+from .runner import RunOutcome, RunSpec, run_script
+
+EXIT_EQUIVALENT, EXIT_DIFFERENT, EXIT_USAGE, EXIT_NO_COMPARISON = 0, 1, 2, 3
+DEVICES = ("auto", "cpu", "cuda", "all")
+# Failures of OLD that a 0.3-era script shows on current PyTorch.
+_LEGACY_SYMPTOMS = ("invalid index of a 0-dim tensor", "volatile", "Torch not compiled with CUDA",
+                    "Cannot access accelerator")
+
+
+class UsageError(ValueError):
+    """Options that cannot work (missing file, bad value): the CLI exits with 2."""
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    """How to run and compare. ``old_cwd``/``new_cwd``: the folder mirrored as each
+    run's working directory (default: the script's own folder)."""
+
+    script_args: tuple[str, ...] = ()
+    steps: int | None = None
+    device: str = "auto"
+    timeout: float = 600.0
+    rtol: float | None = None
+    atol: float | None = None
+    memory_tolerance: float = DEFAULT_MEMORY_TOLERANCE
+    memory_steps: int = 3
+    full: bool = False
+    compat: bool = False
+    old_python: str | None = None
+    old_cwd: Path | None = None
+    new_cwd: Path | None = None
+    change_map: Path | Sequence[Mapping] | None = None
+    seed: int = 0
+
+
+@dataclass
+class VerifyResult:
+    old: Path
+    new: Path
+    options: VerifyOptions
+    verdict: str  # equivalent | different | error
+    exit_code: int
+    reason: str
+    pairs: list[PairComparison]
+    culprits: list[Culprit] = field(default_factory=list)
+
+    @property
+    def runs(self) -> list[RunOutcome]:
+        seen: list[RunOutcome] = []
+        for pair in self.pairs:
+            seen.extend(r for r in (pair.old, pair.new) if not any(r is s for s in seen))
+        return seen
+
+    @property
+    def divergence_pair(self) -> PairComparison | None:
+        return next((p for p in self.pairs if p.first_divergence is not None), None)
+
+    @property
+    def first_divergence(self) -> Check | None:
+        pair = self.divergence_pair
+        return pair.first_divergence if pair else None
+
+    def to_json(self) -> dict:
+        first = self.first_divergence
+        return _finite({
+            "old": str(self.old), "new": str(self.new), "verdict": self.verdict, "exit_code": self.exit_code,
+            "reason": self.reason,
+            "options": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self.options).items()
+                        if k != "change_map"},
+            "first_divergence": None if first is None else {"pair": self.divergence_pair.label, **asdict(first)},
+            "culprits": [{**asdict(c.change), "score": c.score, "reasons": list(c.reasons)} for c in self.culprits],
+            "runs": [_run_json(r) for r in self.runs],
+            "comparisons": [{
+                "pair": p.label, "cross_device": p.cross_device, "old": p.old.spec.label, "new": p.new.spec.label,
+                "quantities": [{"name": q.name, "kind": q.kind, "param": q.param, "ok": q.ok,
+                                "max_abs": q.max_abs, "max_rel": q.max_rel,
+                                "checks": [asdict(c) for c in q.checks]} for q in p.quantities],
+            } for p in self.pairs],
+        })
+
+
+def _run_json(run: RunOutcome) -> dict:
+    return {
+        "label": run.spec.label, "script": str(run.spec.script), "device": run.spec.device,
+        "python": run.spec.python, "status": run.status, "reason": run.reason, "returncode": run.returncode,
+        "wall_time": run.wall_time, "steps": run.complete_steps, "header": run.header, "memory": run.memory,
+        "exception": run.exception, "end": run.end, "output_bytes": run.output_bytes,
+        "leftover_processes": run.leftover_processes, "stdout_tail": run.stdout_tail[-4000:],
+        "stderr_tail": run.stderr_tail[-4000:],
+        "losses": [[_loss_values(loss) for _, loss in s["losses"]] for s in run.steps],
+        "step_times": [s["time"] for s in run.steps],
+    }
+
+
+def _loss_values(encoded: dict) -> list[float]:
+    key = "sample" if "sample" in encoded else "data"
+    return [float(v) for v in decode_elements(encoded[key], encoded["dtype"]).real]
+
+
+def _finite(obj):
+    """JSON has no infinities: write them as strings."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return str(obj)
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+def _validate(old: Path, new: Path, options: VerifyOptions) -> None:
+    for label, path in (("OLD", old), ("NEW", new)):
+        if not path.is_file():
+            raise UsageError(f"{label} script {path} is not a file")
+    for label, folder in (("--old-cwd", options.old_cwd), ("--new-cwd", options.new_cwd)):
+        if folder is not None and not Path(folder).is_dir():
+            raise UsageError(f"{label} {folder} is not a folder")
+    if options.device not in DEVICES:
+        raise UsageError(f"--device must be one of {', '.join(DEVICES)}")
+    if options.device in ("cuda", "all") and not torch.cuda.is_available():
+        raise UsageError(f"--device {options.device} needs CUDA, and torch.cuda.is_available() is False here")
+    if options.old_python is not None and not shutil.which(options.old_python):
+        raise UsageError(f"--old-python {options.old_python} is not an executable")
+    numbers = {"--steps": options.steps, "--timeout": options.timeout, "--rtol": options.rtol,
+               "--atol": options.atol, "--memory-tolerance": options.memory_tolerance,
+               "--memory-steps": options.memory_steps}
+    for name, value in numbers.items():
+        if value is not None and value < 0:
+            raise UsageError(f"{name} must not be negative")
+    if options.steps == 0 or options.timeout == 0:
+        raise UsageError("--steps and --timeout must be positive")
+
+
+def _devices(option: str) -> list[str]:
+    if option == "auto":
+        return ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]
+    return ["cpu", "cuda"] if option == "all" else [option]
+
+
+def _changes(old: Path, new: Path, options: VerifyOptions) -> list[Change]:
+    if options.change_map is None:
+        return diff_changes(old, new)
+    try:
+        return load_change_map(options.change_map)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--change-map: {exc}") from None
+
+
+def _decide(pairs: list[PairComparison]) -> tuple[str, int, str]:
+    runs = [r for p in pairs for r in (p.old, p.new)]
+    for run in runs:
+        if run.status == "timeout":
+            return "error", EXIT_NO_COMPARISON, f"{run.spec.label} {run.reason}"
+    for pair in pairs:
+        old, new = pair.old, pair.new
+        if old.status != "ok":
+            both = f"; NEW {new.reason} too" if new.status != "ok" else ""
+            hint = ""
+            legacy = (old.exception or {}).get("type") == "SyntaxError" or any(s in old.reason for s in _LEGACY_SYMPTOMS)
+            if legacy and not old.spec.compat:
+                hint = " (OLD uses PyTorch 0.3 idioms: try --compat, or --old-python with an old PyTorch)"
+            return "error", EXIT_NO_COMPARISON, f"OLD {old.reason}{both}{hint}: no comparison possible"
+        if not old.steps:
+            return "error", EXIT_NO_COMPARISON, ("OLD finished without any optimizer step or backward call: "
+                                                  "nothing to compare")
+    for pair in pairs:
+        first = pair.first_divergence
+        if first is not None:
+            where = "the whole run" if first.step is None else f"step {first.step}"
+            detail = first.note or f"OLD {first.old}, NEW {first.new}"
+            return "different", EXIT_DIFFERENT, f"{pair.label}: {first.quantity} differs at {where}: {detail}"
+    steps = pairs[0].old.complete_steps
+    return "equivalent", EXIT_EQUIVALENT, f"equivalent over {steps} step(s) on {', '.join(p.label for p in pairs)}"
+
+
+def verify_scripts(old: Path, new: Path, options: VerifyOptions = VerifyOptions(),
+                   progress: Callable[[str], None] | None = None) -> VerifyResult:
+    """Run OLD and NEW and compare them. Raises UsageError for options that cannot work."""
+    old, new = Path(old), Path(new)
+    _validate(old, new, options)
+    changes = _changes(old, new, options)
+    tol = Tolerance(options.rtol, options.atol)
+    common = dict(args=tuple(options.script_args), steps=options.steps, timeout=options.timeout,
+                  full=options.full, memory_steps=options.memory_steps, seed=options.seed)
+    runs: dict[tuple[str, str], RunOutcome] = {}
+    for device in _devices(options.device):
+        for label, script, folder, python, compat in (
+                ("old", old, options.old_cwd, options.old_python or sys.executable, options.compat),
+                ("new", new, options.new_cwd, sys.executable, False)):
+            if progress:
+                progress(f"running {label.upper()} ({script.name}) on {device}")
+            spec = RunSpec(label=f"{label}-{device}", script=script, source_dir=Path(folder or script.parent),
+                           python=python, device=device, compat=compat, **common)
+            runs[label, device] = run_script(spec)
+    pairs = [compare_runs(device, runs["old", device], runs["new", device], tol, options.memory_tolerance)
+             for device in _devices(options.device)]
+    if options.device == "all":
+        cross = Tolerance(options.rtol, options.atol, cross_device=True)
+        pairs.append(compare_runs("cpu→cuda", runs["old", "cpu"], runs["new", "cuda"], cross))
+    verdict, code, reason = _decide(pairs)
+    result = VerifyResult(old, new, options, verdict, code, reason, pairs)
+    if verdict == "different":
+        result.culprits = rank(changes, result.first_divergence, result.divergence_pair.new)
+    return result
+
