@@ -1233,6 +1233,7 @@ class SchedulerOrder(Rule):
         "    plateau.step()\n    train()\n",
         "for i in range(3):\n    env.step()\n    train(i)\n",
         "for epoch in range(3):\n    scheduler.step()\n    model.train()\n    evaluate(model)\n",
+        "while scheduler.step():\n    train()\nfor e in range(2):\n    pass\nelse:\n    scheduler.step()\n    train()\n",
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -1241,8 +1242,9 @@ class SchedulerOrder(Rule):
         ancestors = self.ctx.ancestors
         loop_index = next((i for i in range(len(ancestors) - 1, -1, -1)
                            if isinstance(ancestors[i], (cst.For, cst.While))), None)
-        if loop_index is None or not isinstance(ancestors[loop_index].body, cst.IndentedBlock):
-            return
+        if loop_index is None or ancestors[loop_index + 1] is not ancestors[loop_index].body or not isinstance(
+                ancestors[loop_index].body, cst.IndentedBlock):
+            return  # not in a loop body (a loop header, an `else:` block, a one-line loop)
         loop = ancestors[loop_index]
         statement = ancestors[loop_index + 2]  # loop -> IndentedBlock -> statement
         body = list(loop.body.body)
