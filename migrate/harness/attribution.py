@@ -1,8 +1,9 @@
 """Point at the changed lines most likely responsible for a divergence.
 
 Changes come from the rewrite's change map (``--change-map``: a JSON list of
-``{"file", "line", "end_line", "code", "summary"}``, lines in NEW) or, without
-one, from a difflib diff of OLD against NEW (hunks, lines in NEW).
+``{"file", "line", "end_line", "code", "summary"}``: lines in NEW, the rule code
+and its summary; the changed text is read from the file) or, without one, from
+a difflib diff of OLD against NEW (hunks, lines in NEW, no rule code).
 
 Each change earns points for evidence, and the best three are reported:
 - the divergence is an exception or crash in NEW: the failing line lies in the
@@ -21,7 +22,7 @@ import difflib
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .comparer import Check
@@ -41,12 +42,16 @@ TOP = 3
 
 @dataclass(frozen=True)
 class Change:
+    """Lines ``line``..``end_line`` of ``file`` (1-based, in NEW); ``code`` is the rewrite
+    rule's code ("" for a diff hunk); ``text``/``old_text``: the lines after/before."""
+
     file: str
     line: int
     end_line: int
     code: str
     summary: str
-    old_code: str = ""
+    text: str = ""
+    old_text: str = ""
 
     def contains(self, line: int) -> bool:
         return self.line <= line <= self.end_line
@@ -62,16 +67,26 @@ class Culprit:
     reasons: tuple[str, ...]
 
 
-def load_change_map(source: Path | Sequence[Mapping]) -> list[Change]:
-    """Parse a change map (a path to the JSON file, or its already loaded list); ValueError if malformed."""
+def load_change_map(source: Path | Sequence[Mapping], root: Path) -> list[Change]:
+    """Parse a change map (a path to the JSON file, or its already loaded list); ValueError if malformed.
+    Relative file names are tried from here, then from ``root`` (NEW's tree)."""
     entries = json.loads(Path(source).read_text()) if isinstance(source, (str, Path)) else source
     if not isinstance(entries, list):
         raise ValueError("a change map is a JSON list of {file, line, end_line, code, summary}")
     try:
-        return [Change(str(e["file"]), int(e["line"]), int(e.get("end_line", e["line"])), str(e.get("code", "")),
-                       str(e.get("summary", ""))) for e in entries]
+        changes = [Change(str(e["file"]), int(e["line"]), int(e.get("end_line", e["line"])), str(e.get("code", "")),
+                          str(e.get("summary", ""))) for e in entries]
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"malformed change map entry: {exc}") from None
+    return [replace(c, text=_lines(c.file, root, c.line, c.end_line)) for c in changes]
+
+
+def _lines(file: str, root: Path, first: int, last: int) -> str:
+    path = Path(file) if Path(file).exists() else root / file
+    try:
+        return "".join(path.read_text(errors="replace").splitlines(True)[first - 1:last])
+    except OSError:  # unreadable: the summary is all there is
+        return ""
 
 
 def diff_changes(old: Path, new: Path) -> list[Change]:
@@ -86,7 +101,7 @@ def diff_changes(old: Path, new: Path) -> list[Change]:
         first = (added or removed).strip().splitlines()[0] if (added or removed).strip() else ""
         verb = {"replace": "changed", "delete": "removed", "insert": "added"}[tag]
         line = j1 + 1 if j2 > j1 else max(j1, 1)
-        changes.append(Change(str(new.resolve()), line, max(j2, line), added, f"{verb}: {first}", removed))
+        changes.append(Change(str(new.resolve()), line, max(j2, line), "", f"{verb}: {first}", added, removed))
     return changes
 
 
@@ -97,21 +112,24 @@ def _same_file(change_file: str, path: Path) -> bool:
         not candidate.is_absolute() and path.parts[-len(candidate.parts):] == candidate.parts)
 
 
+def user_frames(run: RunOutcome) -> list[tuple[Path, int]]:
+    """Where the run failed, innermost first, in the user's own files (not torch, not the harness)."""
+    frames = [(run.original_path(file), line) for file, line in run.failure_frames()]
+    return [(path, line) for path, line in frames if path is not None]
+
+
 def _failure_location(run: RunOutcome, changes: list[Change]) -> tuple[Path, int] | None:
-    """The innermost failing frame in a file that the rewrite touched (or in the script itself)."""
-    for file, line in run.failure_frames():
-        original = run.original_path(file)
-        if original is not None and (original == run.spec.script.resolve()
-                                     or any(_same_file(c.file, original) for c in changes)):
-            return original, line
-    return None
+    """The innermost failing frame in a file that has changes: an unchanged helper
+    that raised is less telling than the changed line that called it."""
+    return next(((path, line) for path, line in user_frames(run) if any(_same_file(c.file, path) for c in changes)),
+                None)
 
 
 def _autograd_evidence(change: Change, memory: bool) -> list[tuple[int, str]]:
-    new_text = change.code + "\n" + change.summary
+    new_text = change.text + "\n" + change.summary
     evidence = []
     for name, pattern in _AUTOGRAD.items():
-        in_new, in_old = bool(re.search(pattern, new_text)), bool(re.search(pattern, change.old_code))
+        in_new, in_old = bool(re.search(pattern, new_text)), bool(re.search(pattern, change.old_text))
         if in_new and not in_old:
             evidence.append((3 + (3 if memory and name in _GRAPH_RETAINING else 0), f"adds `{name}`"))
         elif in_old and not in_new:
@@ -129,14 +147,14 @@ def rank(changes: list[Change], divergence: Check, new_run: RunOutcome) -> list[
     culprits = []
     for change in changes:
         evidence: list[tuple[int, str]] = []
-        text = change.code + "\n" + change.old_code
+        text = change.text + "\n" + change.old_text
         if location and _same_file(change.file, location[0]) and change.contains(location[1]):
             evidence.append((10, f"contains the failing line {location[1]}"))
         mentioned = sorted(names & set(_IDENT.findall(text)))
         if mentioned:
             evidence.append((4, "mentions " + ", ".join(f"`{n}`" for n in mentioned)))
         if divergence.kind in ("loss", "grad", "value") and \
-                sorted(_NUMBER.findall(change.code)) != sorted(_NUMBER.findall(change.old_code)) and change.old_code:
+                sorted(_NUMBER.findall(change.text)) != sorted(_NUMBER.findall(change.old_text)) and change.old_text:
             evidence.append((3, "changes a constant"))
         if autograd:
             evidence.extend(_autograd_evidence(change, divergence.kind == "memory"))

@@ -60,7 +60,7 @@ def verify(
 
     Exit status: 0 equivalent; 1 not equivalent (including NEW raising or
     crashing where OLD did not); 2 usage error; 3 no comparison possible (OLD
-    failed, both failed, a run timed out, or OLD recorded nothing).
+    failed or recorded nothing, so NEW was not run; or a run timed out).
     """
     console = Console()
     options = VerifyOptions(

@@ -159,17 +159,20 @@ def compare_tensors(old: dict | None, new: dict | None, tol: Tolerance) -> Check
     same = (a == b) | (a.isnan() & b.isnan())
     zero = torch.zeros((), dtype=torch.float64)
     diff = torch.where(same, zero, (b - a).abs().nan_to_num(math.inf))  # NaN against a number: infinitely off
-    bad = (diff > atol + rtol * a.abs()) | (~same & (a.isinf() | b.isinf()))  # infinities must match exactly
+    close = diff <= atol + rtol * a.abs()
+    bad = ~same & (~close | a.isinf() | b.isinf() | a.isnan() | b.isnan())  # NaN and inf only match themselves
     rel = torch.where(same, zero, (diff / a.abs()).nan_to_num(math.inf))
     check = Check(None, "", "grad", not bool(bad.any()))
     if a.numel():
         worst = int(torch.where(bad, diff, -1.0).argmax()) if bad.any() else int(diff.argmax())
         check.max_abs, check.max_rel = float(diff.max()), float(rel.max())
-        flat_index = old["sample_index"][worst] if sampled else worst
-        where = _unravel(flat_index, old["shape"])
-        check.old, check.new = f"{_fmt(a[worst].item())} at {where}", f"{_fmt(b[worst].item())} at {where}"
         if a.numel() == 1:
             check.old, check.new = _fmt(a[0].item()), _fmt(b[0].item())
+        elif check.ok:  # nothing to point at: the size of the tensor says enough
+            check.old, check.new = (f"norm {_fmt(_norm(enc, x))}" for enc, x in ((old, a), (new, b)))
+        else:  # the worst element, where a sign flip or a wrong entry shows
+            where = _unravel(old["sample_index"][worst] if sampled else worst, old["shape"])
+            check.old, check.new = f"{_fmt(a[worst].item())} at {where}", f"{_fmt(b[worst].item())} at {where}"
     if sampled:
         _check_stats(check, old, new, rtol, atol)
     return check
@@ -191,6 +194,10 @@ def _check_stats(check: Check, old: dict, new: dict, rtol: float, atol: float) -
             check.note = f"{stat} differs: {_fmt(so[stat])} vs {_fmt(sn[stat])}"
             check.max_abs = max(check.max_abs, delta / n if stat in ("sum", "l1") else delta)
             return
+
+
+def _norm(enc: dict, elements: torch.Tensor) -> float:
+    return enc["stats"]["l2"] if "sample" in enc and enc["stats"] else float(elements.norm())
 
 
 def _summary(enc: dict | None) -> str:
@@ -260,7 +267,7 @@ def _outcome_check(old: RunOutcome, new: RunOutcome) -> Check:
     """How each run ended, placed at the step where they part ways."""
     n_old, n_new = old.complete_steps, new.complete_steps
     if new.status != "ok" and old.status == "ok":
-        return Check(new.failed_step, "outcome", "outcome", False, old="ok", new=new.status, note=new.reason)
+        return Check(new.failed_step, "outcome", "outcome", False, old="ok", new=new.status, note=f"NEW {new.reason}")
     if old.status != "ok":
         same = (new.status == old.status and new.failed_step == old.failed_step
                 and (new.exception or {}).get("type") == (old.exception or {}).get("type"))
@@ -268,7 +275,7 @@ def _outcome_check(old: RunOutcome, new: RunOutcome) -> Check:
                      note=f"OLD {old.reason}; NEW {new.reason}")
     if n_old != n_new:
         return Check(min(n_old, n_new) + 1, "outcome", "outcome", False, old=f"{n_old} steps", new=f"{n_new} steps",
-                     note=f"OLD made {n_old} optimizer steps, NEW {n_new}")
+                     note=f"OLD made {n_old} steps, NEW {n_new}")
     return Check(None, "outcome", "outcome", True, old=f"{n_old} steps", new=f"{n_new} steps", note=new.reason)
 
 
@@ -286,11 +293,12 @@ def _memory_check(old: RunOutcome, new: RunOutcome, tolerance: float) -> Check |
 
 
 def _time_check(old: RunOutcome, new: RunOutcome) -> Check | None:
+    # Step 1 also times the script's start-up (imports, model construction): leave it out when possible.
     to = [s["time"] for s in old.steps if s["complete"]]
     tn = [s["time"] for s in new.steps if s["complete"]]
     if not to or not tn:
         return None
-    mo, mn = statistics.median(to), statistics.median(tn)
+    mo, mn = statistics.median(to[1:] or to), statistics.median(tn[1:] or tn)
     return Check(None, "time per step (median)", "time", None, old=f"{mo * 1e3:.1f} ms", new=f"{mn * 1e3:.1f} ms",
                  note=f"{mn / mo:.2f}x" if mo else "")
 
@@ -302,6 +310,8 @@ def _bytes(n: float) -> str:
 def compare_runs(label: str, old: RunOutcome, new: RunOutcome, tol: Tolerance,
                  memory_tolerance: float = DEFAULT_MEMORY_TOLERANCE) -> PairComparison:
     c = _Collector()
+    if new.status == "skipped":
+        return PairComparison(label, old, new, tol.cross_device, [])
     old_steps = {s["step"]: s for s in old.steps}
     new_steps = {s["step"]: s for s in new.steps}
     for k in sorted(set(old_steps) & set(new_steps)):

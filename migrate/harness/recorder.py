@@ -117,7 +117,7 @@ class TensorEncoder(object):
     def _index_for(self, numel):
         """Same positions for the same size in both runs: seeded by the size alone."""
         if numel not in self._sample_index:
-            positions = sorted(random.Random(numel).sample(range(numel), _SAMPLE_SIZE))
+            positions = sorted(random.Random(numel).sample(range(numel), min(numel, _SAMPLE_SIZE)))
             self._sample_index[numel] = (positions, torch.LongTensor(positions))
         return self._sample_index[numel]
 

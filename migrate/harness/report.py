@@ -10,6 +10,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from .attribution import user_frames
 from .comparer import Check, PairComparison, Quantity
 from .verify import VerifyResult
 
@@ -39,10 +40,16 @@ def _culprit_lines(result: VerifyResult) -> list[str]:
     for culprit in result.culprits:
         change = culprit.change
         span = f"{change.line}" if change.end_line == change.line else f"{change.line}-{change.end_line}"
-        code = (change.code.strip().splitlines() or [change.summary])[0].strip()
+        text = (change.text.strip().splitlines() or [change.summary])[0].strip()
+        rule = f"[{change.code}] {change.summary}: " if change.code else ""
         why = "; ".join(culprit.reasons) or "no specific evidence"
-        lines.append(f"{Path(change.file).name}:{span} `{code}` ({why})")
+        lines.append(f"{Path(change.file).name}:{span} {rule}`{text}` ({why})")
     return lines
+
+
+def _short(text: str, limit: int = 160) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[:limit - 1] + "…"
 
 
 def _divergence_lines(result: VerifyResult) -> list[str]:
@@ -54,7 +61,12 @@ def _divergence_lines(result: VerifyResult) -> list[str]:
     if first.kind in ("loss", "grad", "value"):
         lines.append(f"max abs error {first.max_abs:.3g}, max rel error {first.max_rel:.3g}")
     if first.note:
-        lines.append(first.note)
+        lines.append(_short(first.note, 400))
+    frames = user_frames(result.divergence_pair.new) if first.kind == "outcome" else []
+    if frames:
+        path, line = frames[0]
+        source = path.read_text(errors="replace").splitlines()[line - 1:line] if path.is_file() else []
+        lines.append(f"NEW failed at {path.name}:{line}" + (f": {source[0].strip()}" if source else ""))
     return lines
 
 
@@ -66,7 +78,7 @@ def render(result: VerifyResult, console: Console | None = None) -> None:
     for run in result.runs:
         peak = (run.memory or {}).get("peak_bytes")
         runs.add_row(run.spec.label, run.status, str(run.complete_steps), f"{run.wall_time:.1f} s",
-                     "-" if peak is None else f"{peak / 2**20:.2f} MiB", run.reason)
+                     "-" if peak is None else f"{peak / 2**20:.2f} MiB", _short(run.reason))
     console.print(runs)
     for pair in result.pairs:
         table = Table(title=f"OLD vs NEW ({pair.label})", title_justify="left")
@@ -96,13 +108,13 @@ def render(result: VerifyResult, console: Console | None = None) -> None:
             for line in culprits:
                 console.print(f"  {line}", markup=False, highlight=False)
     console.print(f"[{_VERDICT_STYLE[result.verdict]}]{_VERDICT_TEXT[result.verdict]}[/] (exit {result.exit_code}): "
-                  f"{result.reason}", highlight=False)
+                  f"{_short(result.reason, 300)}", highlight=False)
 
 
 def to_markdown(result: VerifyResult) -> str:
-    lines = [f"**{_VERDICT_TEXT[result.verdict]}** (exit {result.exit_code}): {result.reason}", "",
+    lines = [f"**{_VERDICT_TEXT[result.verdict]}** (exit {result.exit_code}): {_short(result.reason, 300)}", "",
              "| run | status | steps | detail |", "|---|---|---|---|"]
-    lines += [f"| {r.spec.label} | {r.status} | {r.complete_steps} | {r.reason} |" for r in result.runs]
+    lines += [f"| {r.spec.label} | {r.status} | {r.complete_steps} | {_short(r.reason)} |" for r in result.runs]
     for pair in result.pairs:
         rows, hidden = _rows(pair)
         lines += ["", f"OLD vs NEW ({pair.label}):", "",

@@ -64,7 +64,7 @@ class RunSpec:
 
 @dataclass
 class RunOutcome:
-    """What one run did. ``status``: ok | failed | crashed | timeout."""
+    """What one run did. ``status``: ok | failed | crashed | timeout | skipped (never started)."""
 
     spec: RunSpec
     status: str
@@ -82,6 +82,15 @@ class RunOutcome:
     script_in_run: str = ""
     run_dir: str = ""
     leftover_processes: int = 0
+
+    @classmethod
+    def skipped(cls, spec: RunSpec, reason: str) -> RunOutcome:
+        return cls(spec=spec, status="skipped", reason=reason, returncode=None, wall_time=0.0)
+
+    @property
+    def comparable(self) -> bool:
+        """Finished (or stopped) with at least one step: something to compare against."""
+        return self.status == "ok" and bool(self.steps)
 
     @property
     def complete_steps(self) -> int:

@@ -1,7 +1,8 @@
 """Programmatic entry point: run OLD and NEW, compare, decide, attribute.
 
 Both scripts run one after the other (never side by side: step times would
-mean nothing) on each requested device: ``auto`` is CPU, plus CUDA when
+mean nothing) on each requested device; NEW is not run when OLD failed or
+recorded nothing, as there is nothing to compare it with. Devices: ``auto`` is CPU, plus CUDA when
 present; ``all`` is CPU and CUDA plus a cross-device comparison of OLD on CPU
 against NEW on CUDA (looser tolerances, see comparer).
 """
@@ -161,7 +162,7 @@ def _changes(old: Path, new: Path, options: VerifyOptions) -> list[Change]:
     if options.change_map is None:
         return diff_changes(old, new)
     try:
-        return load_change_map(options.change_map)
+        return load_change_map(options.change_map, Path(options.new_cwd or new.parent))
     except (OSError, ValueError) as exc:
         raise UsageError(f"--change-map: {exc}") from None
 
@@ -174,21 +175,23 @@ def _decide(pairs: list[PairComparison]) -> tuple[str, int, str]:
     for pair in pairs:
         old, new = pair.old, pair.new
         if old.status != "ok":
-            both = f"; NEW {new.reason} too" if new.status != "ok" else ""
             hint = ""
             legacy = (old.exception or {}).get("type") == "SyntaxError" or any(s in old.reason for s in _LEGACY_SYMPTOMS)
             if legacy and not old.spec.compat:
                 hint = " (OLD uses PyTorch 0.3 idioms: try --compat, or --old-python with an old PyTorch)"
-            return "error", EXIT_NO_COMPARISON, f"OLD {old.reason}{both}{hint}: no comparison possible"
+            return "error", EXIT_NO_COMPARISON, f"OLD {old.reason}{hint}: no comparison possible"
         if not old.steps:
             return "error", EXIT_NO_COMPARISON, ("OLD finished without any optimizer step or backward call: "
                                                   "nothing to compare")
     for pair in pairs:
         first = pair.first_divergence
-        if first is not None:
-            where = "the whole run" if first.step is None else f"step {first.step}"
-            detail = first.note or f"OLD {first.old}, NEW {first.new}"
-            return "different", EXIT_DIFFERENT, f"{pair.label}: {first.quantity} differs at {where}: {detail}"
+        if first is None:
+            continue
+        if first.kind == "outcome":
+            return "different", EXIT_DIFFERENT, f"{pair.label}: {first.note}"
+        where = "over the whole run" if first.step is None else f"at step {first.step}"
+        detail = f"OLD {first.old}, NEW {first.new}" + (f" ({first.note})" if first.note else "")
+        return "different", EXIT_DIFFERENT, f"{pair.label}: {first.quantity} differs {where}: {detail}"
     steps = pairs[0].old.complete_steps
     return "equivalent", EXIT_EQUIVALENT, f"equivalent over {steps} step(s) on {', '.join(p.label for p in pairs)}"
 
@@ -207,10 +210,13 @@ def verify_scripts(old: Path, new: Path, options: VerifyOptions = VerifyOptions(
         for label, script, folder, python, compat in (
                 ("old", old, options.old_cwd, options.old_python or sys.executable, options.compat),
                 ("new", new, options.new_cwd, sys.executable, False)):
-            if progress:
-                progress(f"running {label.upper()} ({script.name}) on {device}")
             spec = RunSpec(label=f"{label}-{device}", script=script, source_dir=Path(folder or script.parent),
                            python=python, device=device, compat=compat, **common)
+            if label == "new" and not runs["old", device].comparable:  # NEW could take as long, for nothing
+                runs[label, device] = RunOutcome.skipped(spec, "not run: OLD gave nothing to compare with")
+                continue
+            if progress:
+                progress(f"running {label.upper()} ({script.name}) on {device}")
             runs[label, device] = run_script(spec)
     pairs = [compare_runs(device, runs["old", device], runs["new", device], tol, options.memory_tolerance)
              for device in _devices(options.device)]

@@ -24,8 +24,13 @@ def test_child_side_code_parses_as_python_3_5(name):
     assert "migrate" not in imports and "typer" not in imports and "rich" not in imports
 
 
-def test_gan_steps_alternate_between_two_named_optimizers():
-    outcome = run(SCRIPTS / "gan.py")
+@pytest.fixture(scope="module")
+def gan_run():
+    return run(SCRIPTS / "gan.py")
+
+
+def test_gan_steps_alternate_between_two_named_optimizers(gan_run):
+    outcome = gan_run
     assert outcome.status == "ok" and outcome.end["mode"] == "optimizer"
     assert [s["optimizer"] for s in outcome.steps] == [0, 1] * 3
     d_step, g_step = outcome.steps[:2]
@@ -34,9 +39,9 @@ def test_gan_steps_alternate_between_two_named_optimizers():
     assert len(d_step["losses"]) == 1 and d_step["slots"]["netD.0.weight"] == "opt0.group0.param0"
 
 
-def test_patched_optimizer_step_records_what_the_global_hooks_record(monkeypatch):
+def test_patched_optimizer_step_records_what_the_global_hooks_record(gan_run, monkeypatch):
     """The fallback for torch < 2.0, forced here on the current torch."""
-    hooked = run(SCRIPTS / "gan.py")
+    hooked = gan_run
     monkeypatch.setenv("TORCH_MIGRATE_LEGACY_HOOKS", "1")
     patched = run(SCRIPTS / "gan.py")
     assert (hooked.header["hooks"], patched.header["hooks"]) == ("global", "patched")
