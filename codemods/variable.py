@@ -1,2 +1,1459 @@
-"""Rule family placeholder: filled in by its issue."""
-RULES: list = []
+"""TM1xx: ``torch.autograd.Variable``, ``volatile=`` and ``Variable`` in type checks.
+
+Since 0.4 tensors carry autograd state themselves and ``Variable`` is a shim
+with *different* semantics from the 0.3 wrapper:
+
+- ``Variable(t)`` is ``t.detach()``: a new leaf that shares storage and never
+  requires grad, even when ``t`` has a graph. Dropping the wrapper is exact only
+  when ``t`` provably has no graph; otherwise the cut is kept as ``.detach()``.
+- ``Variable(t, requires_grad=True)`` is ``t.detach().requires_grad_()``: ``t``
+  itself is left alone.
+- ``volatile=True`` only warns; the legacy meaning ("no graph for anything
+  computed from this") is ``torch.no_grad()`` around the inference code.
+- ``type(t) == Variable`` is always False, ``isinstance(t, Variable)`` is a
+  roundabout ``isinstance(t, torch.Tensor)``.
+
+The three rules share one analysis per file (``_Facts``): during the engine's
+traversal it collects scopes, name bindings, ``Variable`` uses, calls and
+``backward()`` sites; at the end of the module it decides every rewrite once
+and each rule reports the items carrying its code. Whether an argument "has no
+graph" is decided from the file alone, flow-insensitively: a name qualifies
+only when *every* binding of it in its scope does (factory calls, ``.data``,
+``.detach()``, loader elements, conversions/reshapes of such values...).
+Function parameters, attributes of objects and calls of anything that may be a
+module never qualify.
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from codemods.base import Example, Rule
+from codemods.names import dotted
+
+VARIABLE = "torch.autograd.Variable"
+
+_TENSOR_TYPES = ("Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
+                 "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "BoolTensor")
+# Tensor types (and aliases of them) called as legacy constructors: new tensors without history.
+TENSOR_TYPES = frozenset({f"torch.{t}" for t in _TENSOR_TYPES} | {f"torch.cuda.{t}" for t in _TENSOR_TYPES[1:]})
+# Factories that accept ``requires_grad=`` (checked on torch 2.x):
+# ``Variable(torch.randn(3), requires_grad=True)`` -> ``torch.randn(3, requires_grad=True)``.
+REQUIRES_GRAD_FACTORIES = frozenset(f"torch.{f}" for f in (
+    "randn", "rand", "zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "tensor",
+    "zeros_like", "ones_like", "rand_like", "randn_like", "empty_like", "full_like"))
+# Calls that return a new tensor without autograd history, whatever their arguments.
+FACTORIES = REQUIRES_GRAD_FACTORIES | TENSOR_TYPES | frozenset(
+    f"torch.{f}" for f in ("from_numpy", "randint", "randint_like", "randperm", "range", "bernoulli", "multinomial"))
+# Tensor methods whose arguments (device, dtype, shape, indices) never bring history in: the result has a
+# graph only if the receiver has one.
+NEUTRAL_METHODS = frozenset((
+    "cuda", "cpu", "to", "type", "type_as", "float", "double", "half", "bfloat16", "long", "int", "short",
+    "char", "byte", "bool", "view", "view_as", "reshape", "reshape_as", "expand", "expand_as", "unsqueeze",
+    "squeeze", "unsqueeze_", "squeeze_", "t", "t_", "transpose", "transpose_", "permute", "contiguous",
+    "clone", "narrow", "select", "flatten", "repeat", "chunk", "split", "index_select", "gather",
+    "masked_select", "pin_memory", "share_memory_", "resize_", "resize_as_", "zero_", "normal_",
+    "uniform_", "random_", "bernoulli_", "exponential_", "geometric_", "cauchy_", "log_normal_"))
+# Methods whose result never has history, whatever the receiver.
+HISTORY_FREE_METHODS = frozenset((
+    "detach", "new", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "item", "tolist",
+    "numpy", "size", "dim", "numel", "nelement", "argmax", "argmin", "eq", "ne", "lt", "le", "gt", "ge",
+    "nonzero"))
+# Builtins whose result is a plain number / range; builtins that pass their arguments' history on.
+_NUMBER_BUILTINS = frozenset(("len", "int", "float", "bool", "str", "range", "round", "id", "hash"))
+_PASSING_BUILTINS = frozenset(("abs", "min", "max", "sum", "list", "tuple", "sorted", "reversed", "zip"))
+# Calls that iterate what their (first) arguments yield.
+_ITERATING_CALLS = frozenset(("enumerate", "iter", "reversed", "sorted", "list", "tuple", "zip", "tqdm", "trange"))
+_NO_GRAD = frozenset(("torch.no_grad", "torch.autograd.no_grad", "torch.inference_mode",
+                      "torch.autograd.grad_mode.no_grad"))
+_BACKWARD = frozenset(("torch.autograd.backward", "torch.autograd.grad"))
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+_LOOPS = (cst.For, cst.While)
+_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+# Expressions that can take ``.attr`` / be a call's function without parentheses.
+_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float, cst.Imaginary,
+          cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.List, cst.Dict, cst.Set,
+          cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.Tuple)
+# Parents in which any expression may stand without parentheses.
+_LOOSE_PARENTS = (cst.Arg, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Element, cst.Expr,
+                  cst.DictElement, cst.Index, cst.Param, cst.WithItem)
+
+
+# -- small CST helpers ------------------------------------------------------------------------
+def _expr(code: str) -> cst.BaseExpression:
+    return cst.parse_expression(code)
+
+
+def _method_call(value: cst.BaseExpression, name: str, args: Sequence[cst.Arg] = ()) -> cst.Call:
+    return cst.Call(func=cst.Attribute(value=_atom(value), attr=cst.Name(name)), args=list(args))
+
+
+def _atom(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``expr`` usable as the receiver of ``.attr``: parenthesized unless it already binds tightly."""
+    if expr.lpar or isinstance(expr, _ATOMS) and not isinstance(expr, cst.Tuple):
+        return expr
+    return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def _is_true(expr: Optional[cst.BaseExpression]) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "True"
+
+
+def _is_false(expr: Optional[cst.BaseExpression]) -> bool:
+    return isinstance(expr, cst.Name) and expr.value in ("False", "None") or (
+        isinstance(expr, cst.Integer) and expr.value == "0")
+
+
+def _comments(line: cst.SimpleStatementLine) -> List[str]:
+    found = [empty.comment.value for empty in line.leading_lines if empty.comment is not None]
+    if line.trailing_whitespace.comment is not None:
+        found.append(line.trailing_whitespace.comment.value)
+    return found
+
+
+def _names_in(node: cst.CSTNode) -> Iterator[str]:
+    """Every ``Name`` read in ``node`` (nested function and class bodies excluded)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            yield current.value
+        elif isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+            stack.extend(current.decorators)
+            continue
+        stack.extend(current.children)
+
+
+def _bound_in(node: cst.CSTNode) -> Iterator[str]:
+    """Names a statement binds (assignment, loop and ``with`` targets), nested definitions excluded."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        targets: Sequence[cst.CSTNode] = ()
+        if isinstance(current, cst.Assign):
+            targets = [t.target for t in current.targets]
+        elif isinstance(current, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor)):
+            targets = [current.target]
+        elif isinstance(current, cst.WithItem) and current.asname is not None:
+            targets = [current.asname.name]
+        elif isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+            yield current.name.value
+            continue
+        for target in targets:
+            yield from (n.value for n in _target_names(target))
+        stack.extend(current.children)
+
+
+def _target_names(target: cst.CSTNode) -> Iterator[cst.Name]:
+    if isinstance(target, cst.Name):
+        yield target
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _target_names(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _target_names(target.value)
+
+
+def _with_body(statements: List[cst.BaseStatement], no_grad: cst.BaseExpression,
+               leading: Sequence[cst.EmptyLine] = ()) -> cst.With:
+    return cst.With(items=[cst.WithItem(item=cst.Call(func=no_grad))], body=cst.IndentedBlock(body=statements),
+                    leading_lines=list(leading))
+
+
+def _wrap(statements: List[cst.BaseStatement], no_grad: cst.BaseExpression) -> cst.With:
+    """``with no_grad():`` around ``statements``, taking over the first one's leading comments."""
+    first = statements[0]
+    leading = first.leading_lines
+    statements = [first.with_changes(leading_lines=[]), *statements[1:]]
+    return _with_body(statements, no_grad, leading)
+
+
+def _unindented_blank_lines(statement: cst.BaseStatement) -> cst.BaseStatement:
+    """A module-level statement moved into a block: its blank lines must not get the block's indentation."""
+    lines = [line.with_changes(indent=False) if line.comment is None else line for line in statement.leading_lines]
+    return statement.with_changes(leading_lines=lines)
+
+
+def _docstring_count(body: Sequence[cst.BaseStatement]) -> int:
+    first = body[0] if body else None
+    if (isinstance(first, cst.SimpleStatementLine) and len(first.body) == 1 and isinstance(first.body[0], cst.Expr)
+            and isinstance(first.body[0].value, (cst.SimpleString, cst.ConcatenatedString))):
+        return 1
+    return 0
+
+
+# -- scopes and bindings ----------------------------------------------------------------------
+@dataclass
+class _Scope:
+    node: cst.CSTNode
+    parent: Optional["_Scope"]
+    # name -> bindings: ("value"|"iter"|"unpack", expression) or ("def", FunctionDef) or ("unknown", None)
+    bindings: Dict[str, list] = field(default_factory=dict)
+    opaque: Set[str] = field(default_factory=set)  # global/nonlocal: bound elsewhere
+
+    def bind(self, name: str, kind: str, value: Optional[cst.CSTNode]) -> None:
+        self.bindings.setdefault(name, []).append((kind, value, self))
+
+
+def _scope_index(ancestors: Sequence[cst.CSTNode], functions_only: bool = False) -> int:
+    """Index in ``ancestors`` of the node whose scope the last ancestor is evaluated in."""
+    for index in range(len(ancestors) - 2, 0, -1):
+        node, child = ancestors[index], ancestors[index + 1]
+        if isinstance(node, _SCOPES) and child is node.body:
+            return index
+        if not functions_only and isinstance(node, _COMPREHENSIONS) and not (
+                child is node.for_in and index + 2 < len(ancestors) and ancestors[index + 2] is node.for_in.iter):
+            return index
+    return 0
+
+
+@dataclass
+class _Call:
+    """A ``Variable(...)`` call and what its arguments say."""
+
+    node: cst.Call
+    ancestors: tuple
+    data: Optional[cst.Arg] = None
+    requires_grad: Optional[cst.Arg] = None
+    volatile: Optional[cst.Arg] = None
+    problem: str = ""
+
+
+@dataclass
+class _Item:
+    """One finding of the family: the rule code, the node, and the fix (if any)."""
+
+    code: str
+    node: cst.CSTNode
+    message: str
+    fix: Optional[Callable] = None
+    unsafe: bool = False
+    hint: str = ""
+
+
+@dataclass
+class _Region:
+    """Code to run under ``torch.no_grad()``: a loop, a function body, or module statements ``start..end``."""
+
+    kind: str
+    node: cst.CSTNode
+    ancestors: tuple
+    start: int = 0
+    end: int = 0
+    lines: List[cst.CSTNode] = field(default_factory=list)
+
+
+class _Facts:
+    """Everything the family needs from one file, then the decisions (``items``)."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.scopes: Dict[int, _Scope] = {}
+        self.variable_calls: List[_Call] = []
+        self.variable_refs: List[Tuple[cst.CSTNode, tuple]] = []
+        self.calls: List[Tuple[cst.Call, tuple]] = []
+        self.backward: List[tuple] = []
+        self.yields: List[tuple] = []
+        self.returned: Dict[int, Set[str]] = {}
+        self.memo: Dict[Tuple[str, int, str], bool] = {}
+        self._items: Optional[List[_Item]] = None
+
+    # ---- collection (called from the rules' handlers) ----
+    def scope(self, ancestors: Sequence[cst.CSTNode], functions_only: bool = False) -> _Scope:
+        index = _scope_index(ancestors, functions_only)
+        node = ancestors[index]
+        scope = self.scopes.get(id(node))
+        if scope is None:
+            parent = self.scope(ancestors[:index + 1]) if index else None
+            scope = self.scopes[id(node)] = _Scope(node, parent)
+        return scope
+
+    def bind_target(self, scope: _Scope, target: cst.CSTNode, kind: str, value: Optional[cst.CSTNode]) -> None:
+        if isinstance(target, cst.Name):
+            scope.bind(target.value, kind, value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            values = value.elements if kind == "value" and isinstance(value, (cst.Tuple, cst.List)) else None
+            pairwise = values is not None and len(values) == len(target.elements) and not any(
+                isinstance(e, cst.StarredElement) for e in (*values, *target.elements))
+            for index, element in enumerate(target.elements):
+                if pairwise:
+                    self.bind_target(scope, element.value, "value", values[index].value)
+                else:
+                    self.bind_target(scope, element.value, "iter" if kind == "iter" else "unpack", value)
+        elif isinstance(target, cst.StarredElement):
+            self.bind_target(scope, target.value, "unknown", None)
+
+    def collect_call(self, node: cst.Call, ancestors: tuple) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            if func.attr.value == "backward" or self.ctx.qualname(func) in _BACKWARD:
+                self.backward.append(ancestors)
+            elif func.attr.value == "Variable" and self.ctx.qualname(func) == VARIABLE:
+                self.variable_calls.append(self._parse(node, ancestors))
+            elif isinstance(func.value, cst.Name) and func.value.value == "self":
+                self.calls.append((node, ancestors))
+        elif isinstance(func, cst.Name):
+            qualname = self.ctx.qualname(func)
+            if qualname == VARIABLE:
+                self.variable_calls.append(self._parse(node, ancestors))
+            elif qualname in _BACKWARD:
+                self.backward.append(ancestors)
+            elif qualname is None:
+                self.calls.append((node, ancestors))
+
+    @staticmethod
+    def _parse(node: cst.Call, ancestors: tuple) -> _Call:
+        call = _Call(node, ancestors)
+        slots = ["data", "requires_grad", "volatile"]
+        for index, arg in enumerate(node.args):
+            if arg.star or (arg.keyword is None and index >= len(slots)):
+                call.problem = "unexpected arguments"
+                return call
+            slot = arg.keyword.value if arg.keyword is not None else slots[index]
+            if slot not in slots or getattr(call, slot) is not None:
+                call.problem = f"unexpected argument `{slot}`"
+                return call
+            setattr(call, slot, arg)
+        if call.data is None:
+            call.problem = "no tensor argument"
+        return call
+
+    # ---- "has no autograd history" ----
+    def lookup(self, name: str, scope: _Scope) -> Optional[list]:
+        current: Optional[_Scope] = scope
+        first = True
+        while current is not None:
+            if isinstance(current.node, cst.ClassDef) and not first:
+                current = current.parent
+                continue
+            if name in current.opaque:
+                return None
+            if name in current.bindings:
+                return current.bindings[name]
+            current, first = current.parent, False
+        return None
+
+    def _name(self, mode: str, name: str, scope: _Scope) -> bool:
+        bindings = self.lookup(name, scope)
+        if not bindings:
+            return False
+        key = (mode, id(bindings), name)
+        if key in self.memo:
+            return self.memo[key]
+        self.memo[key] = True  # a cycle through this name adds no history
+        result = all(self._binding(mode, kind, value, where) for kind, value, where in bindings)
+        self.memo[key] = result
+        return result
+
+    def _binding(self, mode: str, kind: str, value, where: _Scope) -> bool:
+        if kind in ("unknown", "def"):
+            return False
+        if mode == "iter":  # the name holds a loader/iterator of data
+            return kind == "value" and (self.yields_data(value, where) or _is_loader_call(value))
+        if kind == "iter":
+            return self.yields_data(value, where)
+        return self.is_data(value, where)
+
+    def is_data(self, expr: cst.CSTNode, scope: _Scope) -> bool:
+        """True when ``expr`` provably evaluates to something without autograd history."""
+        if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
+                             cst.FormattedString)):
+            return True
+        if isinstance(expr, cst.Name):
+            if expr.value in ("True", "False", "None"):
+                return True
+            return self._name("data", expr.value, scope)
+        if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+            return all(not isinstance(e, cst.StarredElement) and self.is_data(e.value, scope)
+                       for e in expr.elements)
+        if isinstance(expr, cst.Attribute):
+            if expr.attr.value in ("data", "grad"):
+                return True
+            qualname = self.ctx.qualname(expr)
+            if qualname is not None:
+                return qualname.split(".")[0] in ("torch", "numpy", "math")
+            return self.is_data(expr.value, scope)
+        if isinstance(expr, cst.Subscript):
+            return self.is_data(expr.value, scope)
+        if isinstance(expr, cst.BinaryOperation):
+            return self.is_data(expr.left, scope) and self.is_data(expr.right, scope)
+        if isinstance(expr, cst.UnaryOperation):
+            return self.is_data(expr.expression, scope)
+        if isinstance(expr, cst.BooleanOperation):
+            return self.is_data(expr.left, scope) and self.is_data(expr.right, scope)
+        if isinstance(expr, cst.Comparison):
+            return True  # bool / comparison tensors have no history
+        if isinstance(expr, cst.IfExp):
+            return self.is_data(expr.body, scope) and self.is_data(expr.orelse, scope)
+        if isinstance(expr, cst.Call):
+            return self._call_is_data(expr, scope)
+        return False
+
+    def _args_data(self, call: cst.Call, scope: _Scope, skip: Tuple[str, ...] = ()) -> bool:
+        return all(not arg.star and (arg.keyword is not None and arg.keyword.value in skip
+                                     or self.is_data(arg.value, scope)) for arg in call.args)
+
+    def _call_is_data(self, call: cst.Call, scope: _Scope) -> bool:
+        func = call.func
+        qualname = self.ctx.qualname(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+        if qualname is not None:
+            if qualname == VARIABLE:
+                parsed = self._parse(call, ())
+                return not parsed.problem and (parsed.requires_grad is None or _is_false(parsed.requires_grad.value))
+            root = qualname.split(".")[0]
+            if root in ("numpy", "math"):
+                return True
+            if qualname in FACTORIES:
+                return not any(arg.keyword is not None and arg.keyword.value == "requires_grad"
+                               and not _is_false(arg.value) for arg in call.args)
+            if root != "torch" or qualname.startswith(("torch.nn.", "torch.autograd.", "torch.load", "torch.jit")):
+                return qualname.startswith("torch.nn.functional.") and self._args_data(call, scope)
+            return self._args_data(call, scope, skip=("dim", "out", "dtype", "device"))
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in HISTORY_FREE_METHODS:
+                return True
+            if method == "next" and not call.args:
+                return self.yields_data(func.value, scope)
+            if method in NEUTRAL_METHODS:
+                return self.is_data(func.value, scope)
+            if method in ("requires_grad_", "retain_grad"):
+                return False
+            return self.is_data(func.value, scope) and self._args_data(call, scope)
+        if isinstance(func, cst.Name) and self.lookup(func.value, scope) is None:
+            name = func.value
+            if name in _NUMBER_BUILTINS:
+                return True
+            if name == "next" and call.args:
+                return self.yields_data(call.args[0].value, scope)
+            if name in _PASSING_BUILTINS:
+                return self._args_data(call, scope, skip=("key", "reverse"))
+            return False
+        if isinstance(func, cst.Name):
+            return self.is_tensor_type(func, scope)
+        return False
+
+    def is_tensor_type(self, expr: cst.CSTNode, scope: _Scope) -> bool:
+        """``torch.FloatTensor``, ``torch.cuda.FloatTensor``, or a name bound only to such types."""
+        if isinstance(expr, cst.IfExp):
+            return self.is_tensor_type(expr.body, scope) and self.is_tensor_type(expr.orelse, scope)
+        if isinstance(expr, (cst.Name, cst.Attribute)) and self.ctx.qualname(expr) in TENSOR_TYPES:
+            return True
+        if isinstance(expr, cst.Name):
+            bindings = self.lookup(expr.value, scope)
+            return bool(bindings) and all(kind == "value" and self.is_tensor_type(value, where)
+                                          for kind, value, where in bindings)
+        return False
+
+    def yields_data(self, expr: cst.CSTNode, scope: _Scope) -> bool:
+        """True when iterating ``expr`` yields data (a loader, ``enumerate(loader)``, a data tensor...)."""
+        if isinstance(expr, cst.Call) and isinstance(expr.func, (cst.Name, cst.Attribute)):
+            name = dotted(expr.func) or ""
+            last = name.rsplit(".", 1)[-1]
+            if name == "range":
+                return True
+            if last in _ITERATING_CALLS and (isinstance(expr.func, cst.Attribute) or self.lookup(name, scope) is None):
+                positional = [a.value for a in expr.args if a.keyword is None and not a.star]
+                if last in ("enumerate", "iter", "tqdm", "trange", "reversed", "sorted", "list", "tuple"):
+                    positional = positional[:1]
+                return bool(positional) and all(self.yields_data(a, scope) for a in positional)
+        if isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript)):
+            target = expr.value if isinstance(expr, cst.Subscript) else expr
+            name = dotted(target)
+            if name is not None and "loader" in name.rsplit(".", 1)[-1].lower():
+                return True
+            if isinstance(expr, cst.Name) and self._name("iter", expr.value, scope):
+                return True
+        return self.is_data(expr, scope)
+
+    def is_fresh(self, expr: cst.CSTNode, scope: _Scope) -> bool:
+        """A new tensor without history that nothing else refers to (``requires_grad_()`` on it is exact)."""
+        if not isinstance(expr, cst.Call):
+            return False
+        func = expr.func
+        if isinstance(func, (cst.Name, cst.Attribute)) and self.ctx.qualname(func) in FACTORIES:
+            return self.is_data(expr, scope)
+        if isinstance(func, cst.Name):
+            return self.is_tensor_type(func, scope)
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method.startswith("new") and method in HISTORY_FREE_METHODS or method == "clone":
+                return self.is_data(func.value, scope)
+            if method in NEUTRAL_METHODS:
+                return self.is_fresh(func.value, scope)
+        return False
+
+    # ---- decisions ----
+    def items(self) -> List[_Item]:
+        if self._items is None:
+            self._items = _Planner(self).plan()
+        return self._items
+
+
+def _is_loader_call(expr: cst.CSTNode) -> bool:
+    return isinstance(expr, cst.Call) and (dotted(expr.func) or "").endswith("DataLoader")
+
+
+class _Planner:
+    """Turns the collected facts into findings and fixes."""
+
+    def __init__(self, facts: _Facts) -> None:
+        self.facts = facts
+        self.ctx = facts.ctx
+        self.items: List[_Item] = []
+
+    # ---- spelling ----
+    def torch_expr(self, name: str) -> cst.BaseExpression:
+        """``torch.<name>`` as this file spells it; imports torch if the file does not (call inside fixes)."""
+        local = self.ctx.imports.local_name(f"torch.{name}")
+        if local is None:
+            self.ctx.add_import("torch")
+            local = f"torch.{name}"
+        return _expr(local)
+
+    def drop_import(self, func: cst.CSTNode) -> None:
+        """Schedule removal of the import that provides ``func`` (``Variable``/``V``/``ag``) if it becomes unused."""
+        head = dotted(func).split(".")[0]
+        full = self.ctx.imports.aliases.get(head)
+        if full is None:
+            return
+        module, _, obj = full.rpartition(".")
+        if isinstance(func, cst.Name) and module:
+            self.ctx.remove_import_if_unused(module, obj, head if head != obj else None)
+        elif isinstance(func, cst.Attribute) and head != full.split(".")[0]:
+            self.ctx.remove_import_if_unused(full, None, head)
+
+    # ---- the plan ----
+    def plan(self) -> List[_Item]:
+        calls = [c for c in self.facts.variable_calls]
+        volatile_sites: List[Tuple[cst.CSTNode, tuple, _Call]] = []
+        handled: Set[int] = set()
+        for call in calls:
+            if call.problem:
+                self.items.append(_Item("TM101", call.node, f"`Variable(...)` with {call.problem}: migrate by hand",
+                                        hint="`Variable(t)` is `t.detach()` on current PyTorch"))
+                handled.add(id(call.node))
+                continue
+            if call.volatile is not None and not _is_false(call.volatile.value):
+                if call.requires_grad is not None and not _is_false(call.requires_grad.value):
+                    self.items.append(_Item("TM102", call.node, "`Variable(...)` with both `requires_grad` and "
+                                            "`volatile`: migrate by hand",
+                                            hint="volatile=True made requires_grad ineffective in 0.3"))
+                    handled.add(id(call.node))
+        self._plan_volatile([c for c in calls if id(c.node) not in handled], handled)
+        self._plan_statements([c for c in calls if id(c.node) not in handled], handled)
+        for call in calls:
+            if id(call.node) not in handled:
+                code = "TM102" if call.volatile is not None and not _is_false(call.volatile.value) else "TM101"
+                self.items.append(self._call_item(code, call))
+        self._plan_references()
+        return self.items
+
+    # ---- TM101: one call ----
+    def _scope(self, call: _Call) -> _Scope:
+        return self.facts.scope(call.ancestors)
+
+    def _strategy(self, call: _Call) -> str:
+        """How ``Variable(x, ...)`` becomes plain tensor code."""
+        scope = self._scope(call)
+        value = call.data.value
+        wants_grad = call.requires_grad is not None and not _is_false(call.requires_grad.value)
+        data = self.facts.is_data(value, scope)
+        if not wants_grad:
+            return "data" if data else "detach"
+        if isinstance(value, cst.Call) and self.ctx.qualname(value.func) in REQUIRES_GRAD_FACTORIES and not any(
+                arg.keyword is not None and arg.keyword.value == "requires_grad" for arg in value.args):
+            return "factory"
+        if self.facts.is_fresh(value, scope):
+            return "fresh"
+        return "detach_grad"
+
+    def _call_item(self, code: str, call: _Call, volatile_note: str = "") -> _Item:
+        strategy = self._strategy(call)
+        source = cst.Module([]).code_for_node(call.data.value)
+        loose = isinstance(call.ancestors[-2], _LOOSE_PARENTS) if len(call.ancestors) > 1 else True
+        messages = {
+            "data": f"`Variable({source})`: `{source}` has no autograd history, the wrapper goes" if not (
+                isinstance(call.data.value, cst.Attribute) and call.data.value.attr.value == "data") else
+            f"`Variable({source})` is `{_code(call.data.value.value)}.detach()`",
+            "detach": f"`Variable({source})` detaches `{source}` from its graph on current PyTorch: kept as "
+                      f"`.detach()`",
+            "factory": "`Variable(<factory>, requires_grad=...)`: the factory takes `requires_grad=`",
+            "fresh": "`Variable(<new tensor>, requires_grad=...)` becomes `.requires_grad_()` on the new tensor",
+            "detach_grad": "`Variable(t, requires_grad=...)` leaves `t` alone: `t.detach().requires_grad_(...)`",
+        }
+        hint = "`Variable(t)` is `t.detach()` on current PyTorch; a bare `t` is the same only when `t` has no graph"
+        requires_grad_index = call.node.args.index(call.requires_grad) if call.requires_grad else None
+
+        def fix(updated: cst.Call) -> cst.CSTNode:
+            value = updated.args[call.node.args.index(call.data)].value
+            flag = updated.args[requires_grad_index].value if requires_grad_index is not None else None
+            replacement = self._rewrite(strategy, value, flag)
+            if not loose and replacement is value:
+                replacement = _atom(value)
+            self.drop_import(updated.func)
+            return replacement
+
+        message = messages[strategy] + volatile_note
+        return _Item(code, call.node, message, fix, hint=hint)
+
+    def _rewrite(self, strategy: str, value: cst.BaseExpression, flag: Optional[cst.BaseExpression]
+                 ) -> cst.BaseExpression:
+        is_data_attr = isinstance(value, cst.Attribute) and value.attr.value == "data" and not value.lpar
+        already_detached = (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                            and value.func.attr.value == "detach" and not value.args)
+        if is_data_attr:  # Variable(t.data) is t.detach()
+            value, strategy = _method_call(value.value, "detach"), {"data": "data", "detach": "data"}.get(
+                strategy, "detach_grad" if strategy != "factory" else strategy)
+            if strategy == "detach_grad":
+                strategy = "fresh"
+        if already_detached and strategy in ("detach", "detach_grad"):
+            strategy = "data" if strategy == "detach" else "fresh"
+        grad_args = [] if _is_true(flag) else [cst.Arg(flag)] if flag is not None else []
+        if strategy == "data":
+            return value
+        if strategy == "detach":
+            return _method_call(value, "detach")
+        if strategy == "factory":
+            args = list(value.args)
+            if args:
+                comma = args[-1].comma
+                if comma is cst.MaybeSentinel.DEFAULT or (isinstance(comma.whitespace_after, cst.SimpleWhitespace)
+                                                          and not comma.whitespace_after.value):
+                    comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                args[-1] = args[-1].with_changes(comma=comma)
+            args.append(cst.Arg(flag, keyword=cst.Name("requires_grad"),
+                                equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
+            return value.with_changes(args=args)
+        if strategy == "fresh":
+            return _method_call(value, "requires_grad_", grad_args)
+        return _method_call(_method_call(value, "detach"), "requires_grad_", grad_args)
+
+    # ---- TM101: `x, y = Variable(x), Variable(y)` is a no-op once unwrapped ----
+    def _plan_statements(self, calls: List[_Call], handled: Set[int]) -> None:
+        by_line: Dict[int, List[_Call]] = {}
+        lines: Dict[int, Tuple[cst.SimpleStatementLine, tuple]] = {}
+        for call in calls:
+            anc = call.ancestors
+            # Module/.../SimpleStatementLine, Assign, [Tuple, Element,] Call
+            if len(anc) >= 4 and isinstance(anc[-2], cst.Assign):
+                line_index = len(anc) - 3
+            elif len(anc) >= 6 and isinstance(anc[-2], cst.Element) and isinstance(anc[-4], cst.Assign):
+                line_index = len(anc) - 5
+            else:
+                continue
+            line = anc[line_index]
+            if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
+                by_line.setdefault(id(line), []).append(call)
+                lines[id(line)] = (line, anc[:line_index + 1])
+        for key, group in by_line.items():
+            line, anc = lines[key]
+            assign = line.body[0]
+            if not self._is_noop(assign, group) or any(
+                    "variable" not in comment.lower() for comment in _comments(line)):
+                continue
+            volatile = any(c.volatile is not None and not _is_false(c.volatile.value) for c in group)
+            block = anc[-2]
+            sole = isinstance(block, (cst.IndentedBlock, cst.SimpleStatementSuite)) and len(block.body) == 1
+            funcs = [c.node.func for c in group]
+
+            def fix(updated: cst.SimpleStatementLine, funcs=funcs, sole=sole):
+                for func in funcs:
+                    self.drop_import(func)
+                if sole:
+                    return updated.with_changes(body=[cst.Pass()], trailing_whitespace=cst.TrailingWhitespace())
+                return cst.RemoveFromParent()
+
+            names = _code(assign.targets[0].target)
+            self.items.append(_Item("TM102" if volatile else "TM101", line,
+                                    f"`{names} = Variable(...)`: the values have no autograd history, the "
+                                    f"assignment is a no-op once the wrappers go and is removed", fix,
+                                    hint="`Variable(t)` is `t.detach()` on current PyTorch"))
+            handled.update(id(c.node) for c in group)
+
+    def _is_noop(self, assign: cst.Assign, group: List[_Call]) -> bool:
+        if len(assign.targets) != 1:
+            return False
+        target, value = assign.targets[0].target, assign.value
+        pairs = [(target, value)]
+        if isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple):
+            if len(target.elements) != len(value.elements):
+                return False
+            pairs = [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
+        calls = {id(c.node): c for c in group}
+        for target_name, call_node in pairs:
+            call = calls.get(id(call_node))
+            if call is None or not isinstance(target_name, cst.Name) or call.requires_grad is not None and not \
+                    _is_false(call.requires_grad.value):
+                return False
+            if not (isinstance(call.data.value, cst.Name) and call.data.value.value == target_name.value):
+                return False
+            if self._strategy(call) != "data":
+                return False
+        return True
+
+    # ---- TM102: volatile ----
+    def _plan_volatile(self, calls: List[_Call], handled: Set[int]) -> None:
+        regions: List[Tuple[_Region, _Call]] = []
+        for call in calls:
+            flag = call.volatile.value if call.volatile is not None else None
+            if flag is None or _is_false(flag):
+                continue
+            if _is_true(flag):
+                found, problems = self._regions(call.node, call.ancestors, set())
+            else:
+                found, problems = self._flag_regions(call, flag)
+                if found is None:
+                    handled.add(id(call.node))
+                    self.items.append(_Item(
+                        "TM102", call.node, f"`volatile={_code(flag)}`: inference (no graph) only when it is true; "
+                        "run that code under `torch.no_grad()` by hand",
+                        hint="`volatile` has no effect on current PyTorch: the graph is built and memory grows"))
+                    continue
+            if problems and _is_true(flag):
+                handled.add(id(call.node))
+                self.items.append(_Item(
+                    "TM102", call.node, f"`volatile=True`: {problems[0][1]}; wrap the inference computations in "
+                    "`torch.no_grad()` by hand", self._call_item("TM102", call).fix, unsafe=True,
+                    hint="the unsafe fix only drops `volatile=` (no effect on current PyTorch anyway)"))
+                continue
+            for node, message in problems:
+                self.items.append(_Item("TM102", node, message,
+                                        hint="`volatile` has no effect on current PyTorch: wrap the inference code "
+                                             "in `with torch.no_grad():`"))
+            regions.extend((region, call) for region in found)
+        self._plan_regions(regions)
+
+    def _flag_regions(self, call: _Call, flag: cst.BaseExpression):
+        """``volatile=<parameter>``: the callers that pass a true value are the inference sites."""
+        index = _scope_index(call.ancestors, functions_only=True)
+        function = call.ancestors[index]
+        if not (isinstance(flag, cst.Name) and isinstance(function, cst.FunctionDef)
+                and flag.value in _param_names(function)):
+            return None, []
+        callers = self._callers(function, call.ancestors[:index + 1])
+        if not callers:
+            return None, []
+        found, problems, seen = [], [], set()
+        self._caller_sites(function, flag.value, callers, found, problems, seen)
+        return found, problems
+
+    def _caller_sites(self, function: cst.FunctionDef, param: str, callers, found, problems, seen) -> None:
+        for caller, caller_anc in callers:
+            if id(caller) in seen:
+                continue
+            seen.add(id(caller))
+            value = _argument(function, param, caller)
+            if value is None or _is_false(value):
+                continue
+            if _is_true(value):
+                regions, trouble = self._regions(caller, caller_anc, seen)
+                found.extend(regions)
+                problems.extend(trouble)
+                continue
+            index = _scope_index(caller_anc, functions_only=True)
+            outer = caller_anc[index]
+            outer_callers = self._callers(outer, caller_anc[:index + 1]) if isinstance(outer, cst.FunctionDef) else []
+            if isinstance(value, cst.Name) and value.value in _param_names(outer) and outer_callers:
+                self._caller_sites(outer, value.value, outer_callers, found, problems, seen)
+            else:
+                problems.append((caller, f"`{_code(value)}` selects volatile (no-graph) mode of "
+                                         f"`{function.name.value}`: run this call under `torch.no_grad()` when "
+                                         "it is true"))
+
+    def _callers(self, function: cst.CSTNode, function_anc: tuple) -> List[Tuple[cst.Call, tuple]]:
+        if not isinstance(function, cst.FunctionDef):
+            return []
+        name = function.name.value
+        owner = function_anc[_scope_index(function_anc)]
+        found = []
+        for call, anc in self.facts.calls:
+            func = call.func
+            if isinstance(owner, cst.ClassDef):
+                if isinstance(func, cst.Attribute) and func.attr.value == name and owner in anc:
+                    found.append((call, anc))
+            elif isinstance(func, cst.Name) and func.value == name:
+                bindings = self.facts.lookup(name, self.facts.scope(anc))
+                if bindings and len(bindings) == 1 and bindings[0][1] is function:
+                    found.append((call, anc))
+        return found
+
+    def _regions(self, site: cst.CSTNode, anc: tuple, seen: Set[int]):
+        """Where ``site`` (a volatile value) is computed with: (regions, problems)."""
+        if self._under_no_grad(anc):
+            return [], []
+        index = _scope_index(anc, functions_only=True)
+        owner = anc[index]
+        for position in range(len(anc) - 2, index, -1):
+            if isinstance(anc[position], _LOOPS):
+                return self._checked(_Region("loop", anc[position], anc[:position + 1]), site)
+        if isinstance(owner, cst.Module):
+            return self._checked(self._module_range(anc), site)
+        if not isinstance(owner, cst.FunctionDef):
+            return [], [(site, "it is in a lambda or a class body, with no statements to wrap")]
+        if self._returns(owner, anc):
+            callers = [c for c in self._callers(owner, anc[:index + 1]) if id(c[0]) not in seen]
+            if callers:
+                found, problems = [], []
+                for caller, caller_anc in callers:
+                    seen.add(id(caller))
+                    regions, trouble = self._regions(caller, caller_anc, seen)
+                    found.extend(regions)
+                    problems.extend(trouble)
+                return found, problems
+        return self._checked(_Region("body", owner, anc[:index + 1]), site)
+
+    def _checked(self, region: _Region, site: cst.CSTNode):
+        why = self._unwrappable(region)
+        return ([], [(site, why)]) if why else ([region], [])
+
+    def _under_no_grad(self, anc: tuple) -> bool:
+        for node in anc:
+            if isinstance(node, cst.With):
+                for item in node.items:
+                    call = item.item
+                    if isinstance(call, cst.Call) and self._no_grad_call(call):
+                        return True
+            elif isinstance(node, cst.FunctionDef):
+                for decorator in node.decorators:
+                    expr = decorator.decorator
+                    if (isinstance(expr, cst.Call) and self._no_grad_call(expr)) or self.ctx.qualname(expr) in _NO_GRAD:
+                        return True
+        return False
+
+    def _no_grad_call(self, call: cst.Call) -> bool:
+        qualname = self.ctx.qualname(call.func)
+        if qualname in _NO_GRAD:
+            return True
+        return qualname == "torch.set_grad_enabled" and bool(call.args) and _is_false(call.args[0].value)
+
+    def _returns(self, function: cst.FunctionDef, anc: tuple) -> bool:
+        """Is the value at the end of ``anc`` returned by ``function`` (directly or through a name)?"""
+        position = anc.index(function)
+        returned = self.facts.returned.get(id(function), set())
+        for node in anc[position + 1:]:
+            if isinstance(node, cst.Return):
+                return True
+            if isinstance(node, cst.Assign):
+                return any(n.value in returned for t in node.targets for n in _target_names(t.target))
+        return False
+
+    def _backward_functions(self) -> Set[int]:
+        """Functions of this file that call ``backward()`` directly or through other functions of the file."""
+        if hasattr(self, "_with_backward"):
+            return self._with_backward
+        direct: Set[int] = set()
+        for anc in self.facts.backward:
+            direct.update(id(n) for n in anc if isinstance(n, cst.FunctionDef))
+        edges: List[Tuple[int, int]] = []
+        for call, anc in self.facts.calls:
+            target = self._resolve(call, anc)
+            if target is not None:
+                edges.extend((id(n), id(target)) for n in anc if isinstance(n, cst.FunctionDef))
+        changed = True
+        while changed:
+            changed = False
+            for caller, callee in edges:
+                if callee in direct and caller not in direct:
+                    direct.add(caller)
+                    changed = True
+        self._with_backward = direct
+        return direct
+
+    def _resolve(self, call: cst.Call, anc: tuple) -> Optional[cst.FunctionDef]:
+        func = call.func
+        if isinstance(func, cst.Name):
+            bindings = self.facts.lookup(func.value, self.facts.scope(anc))
+            if bindings and len(bindings) == 1 and bindings[0][0] == "def":
+                return bindings[0][1]
+        elif isinstance(func, cst.Attribute):
+            for node in reversed(anc):
+                if isinstance(node, cst.ClassDef):
+                    for stmt in node.body.body:
+                        if isinstance(stmt, cst.FunctionDef) and stmt.name.value == func.attr.value:
+                            return stmt
+                    break
+        return None
+
+    def _in_region(self, region: _Region, anc: tuple) -> bool:
+        if region.kind == "range":
+            top = anc[1] if len(anc) > 1 else None
+            body = list(region.node.body)
+            return top in body[region.start:region.end + 1] and not any(
+                isinstance(n, (cst.FunctionDef, cst.ClassDef)) for n in anc[1:])
+        return region.node in anc
+
+    def _unwrappable(self, region: _Region) -> str:
+        if any(self._in_region(region, anc) for anc in self.facts.backward):
+            return "the code around it also calls `backward()`, so it cannot all run under `torch.no_grad()`"
+        with_backward = self._backward_functions()
+        for call, anc in self.facts.calls:
+            target = self._resolve(call, anc)
+            if target is not None and id(target) in with_backward and self._in_region(region, anc):
+                return (f"the code around it calls `{target.name.value}()`, which calls `backward()`, so it cannot "
+                        "all run under `torch.no_grad()`")
+        if any(self._in_region(region, anc) for anc in self.facts.yields):
+            return "the code around it yields, and `torch.no_grad()` would stay on in the consumer"
+        return ""
+
+    def _module_range(self, anc: tuple) -> _Region:
+        """Module level: the statement with the site and every later statement that uses what it computes."""
+        module = anc[0]
+        body = list(module.body)
+        start = body.index(anc[1])
+        tainted = set(_bound_in(body[start]))
+        end = start
+        for index in range(start + 1, len(body)):
+            statement = body[index]
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            if tainted & set(_names_in(statement)):
+                end = index
+                tainted.update(_bound_in(statement))
+        return _Region("range", module, (module,), start, end)
+
+    def _plan_regions(self, pairs: List[Tuple[_Region, _Call]]) -> None:
+        chosen: List[Tuple[_Region, List[_Call]]] = []
+        for region, call in pairs:
+            for existing, sites in chosen:
+                if existing.kind == region.kind and existing.node is region.node and (
+                        region.kind != "range" or region.start <= existing.end and existing.start <= region.end):
+                    existing.start = min(existing.start, region.start)
+                    existing.end = max(existing.end, region.end)
+                    if call not in sites:
+                        sites.append(call)
+                    break
+            else:
+                chosen.append((region, [call]))
+        kept = [(r, s) for r, s in chosen if not any(o is not r and self._contains(o, r) for o, _ in chosen)]
+        for region, sites in kept:
+            self.items.append(self._region_item(region, sites))
+
+    def _contains(self, outer: _Region, inner: _Region) -> bool:
+        if outer.kind == "range":
+            if inner.kind == "range":
+                return False
+            return self._in_region(outer, inner.ancestors)
+        return outer.node in inner.ancestors[:-1]
+
+    def _region_item(self, region: _Region, sites: List[_Call]) -> _Item:
+        hint = ("`volatile=True` meant: no graph for anything computed from it; on current PyTorch it has no "
+                "effect and the graph is built (memory grows, `.numpy()` fails)")
+        if region.kind == "loop":
+            def fix(updated):
+                return _wrap([updated], self.torch_expr("no_grad"))
+            return _Item("TM102", region.node, "inference loop (`volatile=True` inside) wrapped in "
+                         "`with torch.no_grad():`", fix, hint=hint)
+        if region.kind == "body":
+            def fix(updated: cst.FunctionDef):
+                body = updated.body
+                statements = list(body.body) if isinstance(body, cst.IndentedBlock) else [
+                    cst.SimpleStatementLine(body=list(body.body))]
+                keep = _docstring_count(statements)
+                block = cst.IndentedBlock(body=[*statements[:keep], _wrap(statements[keep:], self.torch_expr("no_grad"))])
+                if isinstance(body, cst.IndentedBlock):
+                    block = body.with_changes(body=block.body)
+                return updated.with_changes(body=block)
+            return _Item("TM102", region.node, f"body of `{region.node.name.value}` (`volatile=True` inside) "
+                         "wrapped in `with torch.no_grad():`", fix, hint=hint)
+        body = list(region.node.body)
+        if region.start == region.end:
+            def fix(updated):
+                return _wrap([updated], self.torch_expr("no_grad"))
+            return _Item("TM102", body[region.start], "inference code (`volatile=True`) wrapped in "
+                         "`with torch.no_grad():`", fix, hint=hint)
+        original = body[region.start:region.end + 1]
+
+        def fix(updated: cst.Module):
+            span = _align(body, list(updated.body), region.start, region.end)
+            if span is None:
+                return updated
+            new_body = list(updated.body)
+            first, last = span
+            moved = [new_body[first]] + [_unindented_blank_lines(s) for s in new_body[first + 1:last + 1]]
+            new_body[first:last + 1] = [_wrap(moved, self.torch_expr("no_grad"))]
+            return updated.with_changes(body=new_body)
+
+        first_line = _code(original[0]).strip().splitlines()[0]
+        return _Item("TM102", region.node, f"module-level inference code from `{first_line}` on "
+                     f"({len(original)} statements using the `volatile=True` value) wrapped in "
+                     "`with torch.no_grad():`", fix, hint=hint)
+
+    # ---- TM103 and other uses of the name ----
+    def _plan_references(self) -> None:
+        tuples_done: Set[int] = set()
+        for ref, anc in self.facts.variable_refs:
+            parent = anc[-2] if len(anc) > 1 else None
+            if isinstance(parent, cst.Attribute) or (isinstance(parent, cst.Call) and parent.func is ref) or any(
+                    isinstance(n, (cst.Import, cst.ImportFrom)) for n in anc):
+                continue
+            comparison = self._type_comparison(anc)
+            if comparison is not None:
+                self.items.append(self._comparison_item(*comparison))
+                continue
+            kind = self._type_context(anc)
+            if kind == "tuple":
+                tuple_node = anc[-3]
+                if id(tuple_node) not in tuples_done:
+                    tuples_done.add(id(tuple_node))
+                    self.items.append(self._tuple_item(tuple_node))
+                continue
+            if kind is not None:
+                self.items.append(self._reference_item(ref, f"`Variable` in {kind}: `torch.Tensor` is the same test "
+                                                            "on current PyTorch"))
+                continue
+            if (isinstance(parent, cst.Arg) and len(anc) > 2 and isinstance(anc[-3], cst.Call)
+                    and dotted(anc[-3].func) == "map" and anc[-3].args[0] is parent):
+                self.items.append(self._reference_item(
+                    ref, "`map(Variable, ...)`: `Variable` is `Tensor.detach` on current PyTorch", "TM101",
+                    "Tensor.detach"))
+                continue
+            self.items.append(_Item("TM101", ref, "`Variable` used as a value: migrate by hand",
+                                    hint="`Variable(t)` is `t.detach()` on current PyTorch"))
+
+    def _type_context(self, anc: tuple) -> Optional[str]:
+        """"tuple", "isinstance()", "an annotation" when the reference at the end of ``anc`` names a type."""
+        ref = anc[-1]
+        parent = anc[-2] if len(anc) > 1 else None
+        if any(isinstance(n, cst.Annotation) for n in anc):
+            return "an annotation"
+        checks = ("isinstance", "issubclass")
+        if isinstance(parent, cst.Arg) and isinstance(anc[-3], cst.Call) and dotted(anc[-3].func) in checks:
+            return f"`{dotted(anc[-3].func)}()`" if anc[-3].args[1:2] and anc[-3].args[1] is parent else None
+        if (isinstance(parent, cst.Element) and len(anc) > 4 and isinstance(anc[-3], cst.Tuple)
+                and isinstance(anc[-4], cst.Arg) and isinstance(anc[-5], cst.Call)
+                and dotted(anc[-5].func) in checks and anc[-5].args[1:2] and anc[-5].args[1] is anc[-4]):
+            return "tuple"
+        if (isinstance(parent, cst.Element) and len(anc) > 4 and isinstance(anc[-3], cst.Tuple)
+                and isinstance(anc[-4], cst.ComparisonTarget) and isinstance(anc[-4].operator, (cst.In, cst.NotIn))
+                and self._type_call(anc[-5].left) is not None):
+            return "`type(...) in (...)`"
+        del ref
+        return None
+
+    def _type_call(self, expr: cst.CSTNode) -> Optional[cst.BaseExpression]:
+        """``x`` for ``type(x)``."""
+        if (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "type"
+                and len(expr.args) == 1 and expr.args[0].keyword is None and not expr.args[0].star
+                and "type" not in self.ctx.imports.rebound and "type" not in self.ctx.imports.aliases):
+            return expr.args[0].value
+        return None
+
+    def _type_comparison(self, anc: tuple):
+        """``type(x) == Variable`` (or ``is``, ``!=``, ``is not``, either order): (comparison, negated)."""
+        if len(anc) < 3 or not isinstance(anc[-2], cst.ComparisonTarget):
+            if len(anc) >= 2 and isinstance(anc[-2], cst.Comparison) and anc[-2].left is anc[-1]:
+                comparison = anc[-2]
+                if len(comparison.comparisons) == 1:
+                    target = comparison.comparisons[0]
+                    return self._comparison(comparison, target.comparator, target.operator)
+            return None
+        comparison = anc[-3]
+        if len(comparison.comparisons) != 1:
+            return None
+        return self._comparison(comparison, comparison.left, anc[-2].operator)
+
+    def _comparison(self, comparison, other, operator):
+        if self._type_call(other) is None:
+            return None
+        if isinstance(operator, (cst.Equal, cst.Is)):
+            return comparison, False
+        if isinstance(operator, (cst.NotEqual, cst.IsNot)):
+            return comparison, True
+        return None
+
+    def _comparison_item(self, comparison: cst.Comparison, negated: bool) -> _Item:
+        type_side = 0 if self._type_call(comparison.left) is not None else 1
+
+        def fix(updated: cst.Comparison):
+            call = updated.left if type_side == 0 else updated.comparisons[0].comparator
+            subject = call.args[0].value
+            check = cst.Call(func=cst.Name("isinstance"), args=[
+                cst.Arg(subject, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                cst.Arg(self.torch_expr("Tensor"))])
+            self._drop_reference_imports()
+            result = cst.UnaryOperation(operator=cst.Not(), expression=check) if negated else check
+            return result.with_changes(lpar=updated.lpar, rpar=updated.rpar)
+
+        return _Item("TM103", comparison, "`type(x) == Variable` is always False on current PyTorch: "
+                     "`isinstance(x, torch.Tensor)`", fix,
+                     hint="tensors are Variables since 0.4; `type(t)` is `torch.Tensor`")
+
+    def _tuple_item(self, tuple_node: cst.Tuple) -> _Item:
+        def is_variable(expr):
+            return isinstance(expr, (cst.Name, cst.Attribute)) and self.ctx.qualname(expr) == VARIABLE
+
+        flags = [is_variable(e.value) for e in tuple_node.elements]
+
+        def fix(updated: cst.Tuple):
+            self._drop_reference_imports()
+            tensor = self.torch_expr("Tensor")
+            elements = []
+            for element, variable in zip(updated.elements, flags):
+                elements.append(element.with_changes(value=tensor) if variable else element)
+            elements = _dedupe(elements)
+            if len(elements) == 1:
+                return elements[0].value.with_changes(lpar=[], rpar=[])
+            elements[-1] = elements[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            return updated.with_changes(elements=elements)
+
+        return _Item("TM103", tuple_node, "`Variable` in a tuple of types: `torch.Tensor` is the same test on "
+                     "current PyTorch", fix, hint="tensors are Variables since 0.4")
+
+    def _reference_item(self, ref: cst.CSTNode, message: str, code: str = "TM103",
+                        replacement: str = "Tensor") -> _Item:
+        def fix(updated):
+            self._drop_reference_imports()
+            return self.torch_expr(replacement)
+        return _Item(code, ref, message, fix, hint="tensors are Variables since 0.4")
+
+    def _drop_reference_imports(self) -> None:
+        for ref, _ in self.facts.variable_refs:
+            self.drop_import(ref)
+
+
+def _dedupe(elements: List[cst.Element]) -> List[cst.Element]:
+    """Drop repeated elements (``(torch.Tensor, torch.Tensor)`` once ``Variable`` became ``torch.Tensor``)."""
+    seen: Set[str] = set()
+    out = []
+    for element in elements:
+        key = _code(element.value)
+        if key not in seen:
+            seen.add(key)
+            out.append(element)
+    return out
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def _param_names(function: cst.CSTNode) -> List[str]:
+    if not isinstance(function, cst.FunctionDef):
+        return []
+    params = function.params
+    return [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+
+
+def _argument(function: cst.FunctionDef, param: str, call: cst.Call) -> Optional[cst.BaseExpression]:
+    """The expression ``call`` passes for ``param`` of ``function`` (its default if it passes none)."""
+    params = [*function.params.posonly_params, *function.params.params]
+    if isinstance(call.func, cst.Attribute) and params and params[0].name.value == "self":
+        params = params[1:]
+    for arg in call.args:
+        if arg.star:
+            return _expr("unknown")
+        if arg.keyword is not None and arg.keyword.value == param:
+            return arg.value
+    positional = [arg for arg in call.args if arg.keyword is None]
+    names = [p.name.value for p in params]
+    if param in names and names.index(param) < len(positional):
+        return positional[names.index(param)].value
+    for p in (*params, *function.params.kwonly_params):
+        if p.name.value == param:
+            return p.default
+    return None
+
+
+def _align(original: List[cst.CSTNode], updated: List[cst.CSTNode], start: int, end: int
+           ) -> Optional[Tuple[int, int]]:
+    """Where original statements ``start..end`` are in the rewritten body (other fixes may add or drop some)."""
+    if len(original) == len(updated):
+        return start, end
+    matcher = difflib.SequenceMatcher(a=[_code(s) for s in original], b=[_code(s) for s in updated],
+                                      autojunk=False)
+    mapping: Dict[int, Tuple[int, int]] = {}
+    for tag, a0, a1, b0, b1 in matcher.get_opcodes():
+        for index in range(a0, a1):
+            if tag == "equal" or (tag == "replace" and a1 - a0 == b1 - b0):
+                position = b0 + index - a0
+                mapping[index] = (position, position)
+            elif b1 > b0:
+                mapping[index] = (b0, b1 - 1)
+    if start not in mapping or end not in mapping:
+        return None
+    return mapping[start][0], mapping[end][1]
+
+
+# -- the rules ----------------------------------------------------------------------------------
+class _VariableFamily(Rule):
+    """Shared collection for TM101-TM103: the first rule of the family in a file feeds one ``_Facts``."""
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        facts = ctx.__dict__.get("_variable_family")
+        self.feeds = facts is None
+        if facts is None:
+            facts = ctx.__dict__["_variable_family"] = _Facts(ctx)
+        self.facts = facts
+
+    def _scope_here(self, functions_only: bool = False) -> _Scope:
+        return self.facts.scope(self.ctx.ancestors, functions_only)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.feeds:
+            self.facts.collect_call(node, tuple(self.ctx.ancestors))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if self.feeds and node.value in self.ctx.imports.aliases and self.ctx.qualname(node) == VARIABLE:
+            self.facts.variable_refs.append((node, tuple(self.ctx.ancestors)))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self.feeds and node.attr.value == "Variable" and self.ctx.qualname(node) == VARIABLE:
+            self.facts.variable_refs.append((node, tuple(self.ctx.ancestors)))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if self.feeds:
+            scope = self._scope_here()
+            for target in node.targets:
+                self.facts.bind_target(scope, target.target, "value", node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if self.feeds:
+            self.facts.bind_target(self._scope_here(), node.target, "value", node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if self.feeds and node.value is not None:
+            self.facts.bind_target(self._scope_here(), node.target, "value", node.value)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        if self.feeds:
+            self.facts.bind_target(self._scope_here(functions_only=True), node.target, "value", node.value)
+
+    def visit_For(self, node: cst.For) -> None:
+        if self.feeds:
+            self.facts.bind_target(self._scope_here(), node.target, "iter", node.iter)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        if self.feeds:
+            anc = self.ctx.ancestors
+            comp = next(n for n in reversed(anc) if isinstance(n, _COMPREHENSIONS))
+            scope = self.facts.scope([*anc[:anc.index(comp) + 1], comp.elt if hasattr(comp, "elt") else comp.key])
+            self.facts.bind_target(scope, node.target, "iter", node.iter)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if self.feeds and node.asname is not None:
+            self.facts.bind_target(self._scope_here(), node.asname.name, "unknown", None)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if self.feeds and node.name is not None:
+            self.facts.bind_target(self._scope_here(), node.name.name, "unknown", None)
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        if self.feeds:
+            name = node.asname.name if node.asname is not None else node.name
+            while isinstance(name, cst.Attribute):
+                name = name.value
+            if isinstance(name, cst.Name):
+                self._scope_here().bind(name.value, "unknown", None)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self.feeds:
+            self._scope_here().bind(node.name.value, "def", node)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        if self.feeds:
+            self._scope_here().bind(node.name.value, "unknown", None)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        if self.feeds:
+            anc = self.ctx.ancestors
+            owner = next(n for n in reversed(anc) if isinstance(n, (cst.FunctionDef, cst.Lambda)))
+            self.facts.scope([*anc[:anc.index(owner) + 1], owner.body]).bind(node.name.value, "unknown", None)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        if self.feeds:
+            names = {n.name.value for n in node.names}
+            self._scope_here().opaque.update(names)
+            self.facts.scope(self.ctx.ancestors[:1]).opaque.update(names)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        if self.feeds:
+            self._scope_here().opaque.update(n.name.value for n in node.names)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if self.feeds and node.value is not None:
+            anc = self.ctx.ancestors
+            owner = anc[_scope_index(anc, functions_only=True)]
+            self.facts.returned.setdefault(id(owner), set()).update(_names_in(node.value))
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        if self.feeds:
+            self.facts.yields.append(tuple(self.ctx.ancestors))
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for item in self.facts.items():
+            if item.code == self.code:
+                self.report(item.node, item.message, item.fix, unsafe=item.unsafe, hint=item.hint)
+
+
+class VariableWrapper(_VariableFamily):
+    """``Variable(t)`` is ``t.detach()`` on current PyTorch, not a wrapper.
+
+    0.3 code wrapped every input in ``Variable``; since 0.4 the shim returns a
+    detached leaf. Dropping it is exact only when ``t`` has no autograd history
+    (data from a loader, a factory call, ``.data``); where ``t`` may carry a
+    graph (a model output, arithmetic on parameters, a parameter of the
+    function) the cut is kept as ``t.detach()``. ``requires_grad=True`` is kept
+    minimal and exact (``t`` itself is never modified): a factory gets
+    ``requires_grad=True``, a new tensor ``.requires_grad_()``, anything else
+    ``.detach().requires_grad_()``. No ``requires_grad`` is ever added that the
+    old code did not ask for.
+    """
+
+    code = "TM101"
+    name = "variable-wrapper"
+    summary = "`Variable(x)` becomes `x` when `x` has no graph, else `x.detach()`; `requires_grad=True` kept exact"
+    triggers = ("Variable",)
+    changes = (
+        Example(
+            "import torch\nfrom torch.autograd import Variable\n\n"
+            "for data, target in train_loader:\n    data, target = Variable(data), Variable(target)\n"
+            "    loss = F.nll_loss(model(data), target)\n",
+            "import torch\n\nfor data, target in train_loader:\n    loss = F.nll_loss(model(data), target)\n",
+        ),
+        Example(
+            "import torch\nfrom torch.autograd import Variable as V\nw = V(torch.randn(5, 3), requires_grad=True)\n"
+            "x = V(torch.ones(5), requires_grad=False)\n",
+            "import torch\nw = torch.randn(5, 3, requires_grad=True)\nx = torch.ones(5)\n",
+        ),
+        Example(
+            "import torch\nfrom torch.autograd import Variable\nfake = netG(noise)\n"
+            "output = netD(Variable(fake.data))\nstyle = Variable(vgg(style_img))\n",
+            "import torch\nfake = netG(noise)\noutput = netD(fake.detach())\nstyle = vgg(style_img).detach()\n",
+        ),
+        Example(
+            "import torch\nfrom torch.autograd import Variable\n\ndef repackage_hidden(h):\n"
+            "    if type(h) == Variable:\n        return Variable(h.data)\n"
+            "    return tuple(repackage_hidden(v) for v in h)\n",
+            "import torch\nfrom torch.autograd import Variable\n\ndef repackage_hidden(h):\n"
+            "    if type(h) == Variable:\n        return h.detach()\n"
+            "    return tuple(repackage_hidden(v) for v in h)\n",
+        ),
+        Example(
+            "import torch.autograd as ag\n\ndef step(x, hidden):\n"
+            "    h = ag.Variable(hidden.new(2, 3).zero_())\n    p = ag.Variable(x, requires_grad=True)\n"
+            "    return ag.Variable(x).cuda(), h, p\n",
+            "\ndef step(x, hidden):\n    h = hidden.new(2, 3).zero_()\n    p = x.detach().requires_grad_()\n"
+            "    return x.detach().cuda(), h, p\n",
+        ),
+        Example(
+            "import torch\nfrom torch.autograd.variable import Variable\n"
+            "noise = Variable(torch.FloatTensor(4, 100).normal_(0, 1), requires_grad=True)\n"
+            "xs = list(map(Variable, batch))\n",
+            "import torch\nnoise = torch.FloatTensor(4, 100).normal_(0, 1).requires_grad_()\n"
+            "xs = list(map(torch.Tensor.detach, batch))\n",
+        ),
+        Example("import torch\nfrom torch.autograd import Variable\nx = Variable(*tensors)\n"),
+    )
+    keeps = (
+        "from collections import namedtuple\nVariable = namedtuple('Variable', 'name value')\nv = Variable('x', 1)\n",
+        "from sympy import Variable\nx = Variable('x')\n",
+        "import torch\nclass Net:\n    def f(self, x):\n        return self.Variable(x)\n",
+        "import torch\nclass Variable:\n    pass\nv = Variable()\n",
+        "import torch\nx = torch.randn(3)\ny = x.detach()\n",
+    )
+
+
+class VolatileInference(_VariableFamily):
+    """``volatile=True`` meant inference: no graph for anything computed from the Variable.
+
+    On current PyTorch it only warns, so a legacy evaluation loop builds graphs
+    (memory grows, ``.numpy()`` on outputs fails). The wrapper goes as in TM101
+    and the inference region (the innermost loop around it in its function, the
+    function body, or the module-level statements that use the value) runs under
+    ``with torch.no_grad():`` - once per region, not inside an existing
+    ``no_grad``. A helper that returns the volatile value (``to_var(x,
+    volatile=True)``, ``get_batch(..., evaluation=True)``) moves the region to
+    its callers in the file. A region that also calls ``backward()`` (directly
+    or through a function of the file) or yields is reported, not wrapped.
+    """
+
+    code = "TM102"
+    name = "volatile-inference"
+    summary = "`Variable(x, volatile=True)` becomes `x` inside a `with torch.no_grad():` inference region"
+    triggers = ("volatile",)
+    changes = (
+        Example(
+            "import torch\nfrom torch.autograd import Variable\n\ndef test():\n    model.eval()\n"
+            "    for data, target in test_loader:\n        data, target = Variable(data, volatile=True), Variable(target)\n"
+            "        output = model(data)\n        pred = output.max(1)[1]\n",
+            "import torch\n\ndef test():\n    model.eval()\n    with torch.no_grad():\n"
+            "        for data, target in test_loader:\n            output = model(data)\n"
+            "            pred = output.max(1)[1]\n",
+        ),
+        Example(
+            "import torch\nfrom torch.autograd import Variable\n\ndef stylize(img):\n    \"\"\"Run the net.\"\"\"\n"
+            "    x = Variable(img, volatile=True)\n    return net(x).data\n",
+            "import torch\n\ndef stylize(img):\n    \"\"\"Run the net.\"\"\"\n    with torch.no_grad():\n"
+            "        x = img.detach()\n        return net(x).data\n",
+        ),
+        Example(
+            "from torch.autograd import Variable\n\ndef get_batch(source, i, evaluation=False):\n"
+            "    return Variable(source[i:i + 2], volatile=evaluation)\n\ndef evaluate(source):\n"
+            "    for i in range(0, 10, 2):\n        out = model(get_batch(source, i, evaluation=True))\n\n"
+            "def train(source):\n    for i in range(0, 10, 2):\n        model(get_batch(source, i)).sum().backward()\n",
+            "import torch\n\ndef get_batch(source, i, evaluation=False):\n    return source[i:i + 2].detach()\n\n"
+            "def evaluate(source):\n    with torch.no_grad():\n        for i in range(0, 10, 2):\n"
+            "            out = model(get_batch(source, i, evaluation=True))\n\n"
+            "def train(source):\n    for i in range(0, 10, 2):\n        model(get_batch(source, i)).sum().backward()\n",
+        ),
+        Example(
+            "import torch\nfrom torch.autograd import Variable\nfor x in loader:\n"
+            "    feats = vgg(Variable(x, volatile=True))\n    loss = crit(net(Variable(feats.data)))\n"
+            "    loss.backward()\n",
+        ),
+    )
+    keeps = (
+        "import torch\nfrom torch.autograd import Variable\nx = Variable(t, volatile=False)\n",
+        "import torch\nwith torch.no_grad():\n    y = model(x)\n",
+        "volatile = True\nconfig = dict(volatile=volatile)\n",
+    )
+
+
+class VariableTypeCheck(_VariableFamily):
+    """``Variable`` as a type: ``type(h) == Variable`` is always False on current PyTorch.
+
+    Tensors are Variables since 0.4: ``type(t)`` is ``torch.Tensor``, so the
+    classic ``repackage_hidden`` helper (``if type(h) == Variable: ...``) falls
+    through to iterating a tensor and crashes. ``isinstance(h, Variable)``
+    still works but only through a compatibility metaclass. Both become
+    ``isinstance(h, torch.Tensor)``; ``Variable`` in a tuple of types and in
+    annotations becomes ``torch.Tensor``.
+    """
+
+    code = "TM103"
+    name = "variable-type-check"
+    summary = "`type(h) == Variable` / `isinstance(h, Variable)` become `isinstance(h, torch.Tensor)`"
+    triggers = ("Variable",)
+    changes = (
+        Example(
+            "import torch\nfrom torch.autograd import Variable\n\ndef repackage_hidden(h):\n"
+            "    if type(h) == Variable:\n        return h.detach()\n"
+            "    return tuple(repackage_hidden(v) for v in h)\n",
+            "import torch\n\ndef repackage_hidden(h):\n    if isinstance(h, torch.Tensor):\n"
+            "        return h.detach()\n    return tuple(repackage_hidden(v) for v in h)\n",
+        ),
+        Example(
+            "from torch.autograd import Variable\nok = isinstance(h, Variable)\n"
+            "both = isinstance(h, (Variable, tuple))\nnot_var = type(h) is not Variable\n",
+            "import torch\n\nok = isinstance(h, torch.Tensor)\nboth = isinstance(h, (torch.Tensor, tuple))\n"
+            "not_var = not isinstance(h, torch.Tensor)\n",
+        ),
+        Example(
+            "import torch\nimport torch.autograd as ag\n\ndef f(x: ag.Variable) -> bool:\n"
+            "    return isinstance(x, (torch.Tensor, ag.Variable))\n",
+            "import torch\n\ndef f(x: torch.Tensor) -> bool:\n    return isinstance(x, torch.Tensor)\n",
+        ),
+    )
+    keeps = (
+        "import torch\nif isinstance(h, torch.Tensor):\n    h = h.detach()\n",
+        "from sympy import Variable\nok = isinstance(v, Variable)\n",
+        "from torch.autograd import Variable\ntype = lambda x: x\nok = type(h) == Variable\n",
+    )
+
+
+RULES = [VariableWrapper, VolatileInference, VariableTypeCheck]
