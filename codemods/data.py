@@ -62,6 +62,11 @@ ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, 
 TORCH_NOT_TENSORS = frozenset({"device", "dtype", "no_grad", "enable_grad", "manual_seed", "save", "load",
                                "numel", "typename", "Size", "Generator"})
 BUILTIN_NUMBERS = frozenset({"len", "int", "float", "round"})
+# Libraries whose calls never return torch tensors (numpy arrays have a `.data` memoryview).
+NON_TORCH_LIBRARIES = frozenset({"numpy", "scipy", "pandas", "PIL", "cv2", "skimage", "imageio", "h5py", "json",
+                                 "pickle", "os", "sys", "io", "csv", "re", "random", "collections", "itertools",
+                                 "argparse", "time", "datetime", "sklearn", "matplotlib", "torchvision",
+                                 "requests", "yaml"})
 # Names that hold something with a `.data` attribute that is not a tensor's (datasets, namespaces, ...).
 NON_TENSOR_NAME = re.compile(
     r"(?i)^(self|cls|args?|opts?|options|config|cfg|conf|hparams|flags|kwargs|params|"
@@ -514,6 +519,8 @@ class _Analysis:
             return TENSOR
         if module == "math":
             return NUMBER
+        if qualified.split(".")[0] in NON_TORCH_LIBRARIES or qualified.startswith("torch.utils."):
+            return OTHER
         return None
 
     def _loss_name(self, name: str) -> bool:
