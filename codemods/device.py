@@ -1,2 +1,1255 @@
-"""Rule family placeholder: filled in by its issue."""
-RULES: list = []
+"""TM2xx: hard-coded CUDA becomes one ``torch.device``; legacy typed constructors become factories.
+
+0.3-era scripts pick the GPU with ``.cuda()``, ``torch.cuda.FloatTensor`` and
+``if args.cuda:`` guards around every transfer. Since 0.4 the idiom is one
+``device = torch.device(...)`` and ``.to(device)``, and the same code runs on a
+CPU-only machine, where ``torch.cuda.FloatTensor(...)``,
+``.type(torch.cuda.FloatTensor)``, ``torch.cuda.set_device`` and
+``torch.cuda.synchronize`` raise.
+
+The rules share one plan per file (``_Plan``, from one walk: ``_Facts``):
+
+- The device. An existing ``device = torch.device(...)`` (also ``args.device =``,
+  a ``"cuda" if ... else "cpu"`` string, or a ``device`` parameter) is reused.
+  Otherwise one is defined from the script's flag, right after the statement that
+  sets it: ``args.cuda = ... torch.cuda.is_available()``, else the name that
+  guards the ``.cuda()`` calls (``if opt.cuda:`` -> after ``opt = parser.parse_args()``);
+  without a flag, from ``torch.cuda.is_available()`` after the imports. A flag set
+  in ``main()`` and read by ``train(args)`` gets ``args.device``, attached to the
+  object that carries the flag, so every function that sees the flag sees the
+  device; otherwise a plain name (``device``, ``torch_device`` if ``device`` is
+  taken). A use the device cannot reach (``.cuda()`` in a helper that sees neither
+  the device nor the flag, or before the flag is set) is a diagnostic.
+- Every ``.cuda()`` goes to that one device: on a CPU-only machine and with the
+  flag on a GPU machine nothing changes; with ``--no-cuda`` on a GPU machine the
+  legacy script left unguarded ``.cuda()`` calls on the GPU (mixed devices), the
+  migrated one stays on the CPU.
+- ``.cuda(k)`` keeps its index in the device string (``"cuda:k"``) when the file
+  uses one literal index (0, or k without unindexed calls) and never calls
+  ``set_device``; other indices are diagnostics. ``.cuda()`` means the current
+  device, which is what ``torch.device("cuda")`` means too.
+- ``if <flag>:`` around transfers only (``x = x.cuda()``, ``model.cuda()``)
+  disappears when the flag is the device's condition: when it is false the device
+  is the CPU and ``.to(cpu)`` returns its receiver itself. ``if x.is_cuda:
+  y = y.cuda()`` becomes ``y = y.to(x.device)``.
+- ``torch.FloatTensor(2, 3)`` (uninitialised memory) becomes ``torch.empty(2, 3)``,
+  ``torch.FloatTensor([1, 2])`` (data) ``torch.tensor([1, 2], dtype=torch.float32)``.
+  One argument of unknown kind is a diagnostic: a size or a sequence? a float32
+  numpy array, whose memory the legacy constructor shares? When an in-place
+  initialiser follows (``torch.LongTensor(n).random_(0, 10)``) the contents did not
+  matter, so the argument is taken for a size by an unsafe fix.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from codemods.base import Example, Rule
+from codemods.engine import SUPPRESSION
+from codemods.names import dotted
+
+# Legacy tensor type -> the ``torch`` dtype it stands for (one table for CPU and ``torch.cuda`` types).
+TENSOR_TYPES: Dict[str, str] = {
+    "FloatTensor": "float32",
+    "DoubleTensor": "float64",
+    "HalfTensor": "float16",
+    "BFloat16Tensor": "bfloat16",
+    "LongTensor": "long",
+    "IntTensor": "int32",
+    "ShortTensor": "int16",
+    "CharTensor": "int8",
+    "ByteTensor": "uint8",
+    "BoolTensor": "bool",
+}
+# ``torch.empty`` already makes these (unless the file changes the default dtype): no ``dtype=`` needed.
+DEFAULT_DTYPE_TYPES = frozenset({"FloatTensor", "Tensor"})
+DEFAULT_DTYPE_SETTERS = frozenset({"torch.set_default_dtype", "torch.set_default_tensor_type"})
+# A constructor immediately filled by one of these did not care about its contents: its argument was a size.
+IN_PLACE_INITIALISERS = frozenset({"zero_", "fill_", "normal_", "uniform_", "random_", "bernoulli_",
+                                   "exponential_", "geometric_", "cauchy_", "log_normal_"})
+# Single arguments whose kind is known: calls returning sizes / sequences, attributes that are sizes.
+SIZE_FUNCTIONS = frozenset({"len", "int"})
+DATA_FUNCTIONS = frozenset({"list", "range", "sorted"})
+SIZE_METHODS = frozenset({"size", "numel", "dim"})
+DATA_METHODS = frozenset({"tolist"})
+# Statements that raise without CUDA; they are guarded by ``torch.cuda.is_available()``.
+CUDA_ONLY_STATEMENTS = frozenset({"torch.cuda.set_device", "torch.cuda.synchronize"})
+# ``.cuda(...)`` keywords naming the GPU (``device_id`` is the 0.1/0.2 spelling).
+INDEX_KEYWORDS = frozenset({"device", "device_id"})
+DEVICE_NAMES = ("device", "torch_device", "device_")  # the first one the file does not use names the device
+
+_SCOPES = (cst.Module, cst.FunctionDef, cst.Lambda)
+_BLOCKS = (cst.Module, cst.IndentedBlock)
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def _condition(node: cst.CSTNode) -> str:
+    """Comparable text of a test: no whitespace, no outer parentheses."""
+    if isinstance(node, cst.BaseExpression) and node.lpar:
+        node = node.with_changes(lpar=(), rpar=())
+    return "".join(_code(node).split())
+
+
+def _string(node: Optional[cst.CSTNode]) -> Optional[str]:
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _keyword(arg: cst.Arg) -> Optional[str]:
+    return arg.keyword.value if arg.keyword is not None else None
+
+
+def _kwarg(name: str, value: cst.BaseExpression) -> cst.Arg:
+    return cst.Arg(value, keyword=cst.Name(name),
+                   equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+
+
+def _span(node: cst.CSTNode) -> int:
+    """How many nodes ``node`` spans in pre-order (a position past it is past all of it)."""
+    count = [0]
+
+    class _Count(cst.CSTVisitor):
+        def on_visit(self, child: cst.CSTNode) -> bool:
+            count[0] += 1
+            return True
+
+    node.visit(_Count())
+    return count[0]
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Where a node sits: its scopes (innermost first), pre-order position, statement line and guards."""
+
+    chain: Tuple[cst.CSTNode, ...]
+    order: int
+    line: Optional[cst.SimpleStatementLine]
+    guards: Tuple[Tuple[cst.CSTNode, bool], ...]  # (If or IfExp, inside its true branch), innermost first
+
+
+@dataclass(frozen=True)
+class _Binding:
+    kind: str  # "assign" (one target), "add" (``+=``), "param" (without default), "other"
+    value: Optional[cst.CSTNode]
+    line: Optional[cst.SimpleStatementLine]  # the statement line of an assignment
+    start: int  # its pre-order position
+    top: bool  # the line runs whenever its scope runs (directly in its body or under ``if __name__ ...``)
+
+
+@dataclass(frozen=True)
+class _Device:
+    """A device expression: where it is available and what it stands for."""
+
+    expr: str  # "device", "args.device", "x.device"
+    scope: cst.CSTNode  # bound in this scope ...
+    end: int  # ... after this position
+    root: Optional[str] = None  # attribute mode: the object that carries it
+    condition: Optional[str] = None  # the flag it was built from (guards with this test can go)
+    index: Optional[int] = None  # the CUDA index of its string ("cuda:1"); None: the current device
+    known: bool = True  # False for a parameter: nothing is known about its index
+    definition: Optional[str] = None  # a device to create: the statement ...
+    after: Optional[cst.CSTNode] = None  # ... inserted after this statement line
+    blank_line: bool = False
+
+
+class _Walker(cst.CSTVisitor):
+    """A pre-order walk that knows where each node is (``where()``); positions are the same in every walk."""
+
+    def __init__(self):
+        super().__init__()
+        self.stack: List[cst.CSTNode] = []
+        self.count = 0
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.stack.append(node)
+        self.count += 1
+        handler = getattr(self, "visit_" + type(node).__name__, None)
+        if handler is not None:
+            handler(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.stack.pop()
+
+    def where(self, depth: int = 0) -> _Where:
+        """Where ``stack[-1 - depth]`` is."""
+        stack = self.stack[: len(self.stack) - depth]
+        guards, line = [], None
+        for parent, child in zip(reversed(stack[:-1]), reversed(stack[1:])):
+            if isinstance(parent, (cst.If, cst.IfExp)) and child is not parent.test:
+                guards.append((parent, child is parent.body))
+            elif line is None and isinstance(parent, cst.SimpleStatementLine):
+                line = parent
+        chain = tuple(n for n in reversed(stack[:-1]) if isinstance(n, _SCOPES))
+        return _Where(chain, self.count, line, tuple(guards))
+
+
+class _Uses(_Walker):
+    """Where a name is read: ``(name node, its parent, grandparent, where)`` for each occurrence."""
+
+    def __init__(self, module: cst.Module, name: str):
+        super().__init__()
+        self.name = name
+        self.found: List[Tuple[cst.Name, cst.CSTNode, cst.CSTNode, _Where]] = []
+        module.visit(self)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.name:
+            self.found.append((node, self.stack[-2], self.stack[-3], self.where()))
+
+
+class _Facts(_Walker):
+    """One walk over the file: the family's sites, bindings per scope, flags and existing devices."""
+
+    def __init__(self, module: cst.Module, qualname: Callable[[cst.CSTNode], Optional[str]]):
+        super().__init__()
+        self.qualname = qualname
+        self.cuda_calls: List[Tuple[cst.Call, _Where]] = []
+        self.constructors: List[Tuple[cst.Call, str, bool, bool, _Where]] = []  # call, type, cuda?, filled?, where
+        self.type_calls: List[Tuple[cst.Call, _Where]] = []
+        self.cuda_only: List[Tuple[cst.SimpleStatementLine, _Where]] = []
+        self.bindings: Dict[Tuple[int, str], List[_Binding]] = {}
+        self.globals: Dict[int, Set[str]] = {}
+        self.flags: List[Tuple[str, _Binding, cst.CSTNode]] = []  # ``x = ... torch.cuda.is_available() ...``
+        self.devices: List[Tuple[str, _Binding, cst.CSTNode]] = []  # ``x = torch.device(...)``
+        self.device_params: List[cst.FunctionDef] = []
+        self.selections: List[Tuple[str, str, Optional[cst.CSTNode], cst.SimpleStatementLine, _Where]] = []
+        self.parents: Dict[int, cst.CSTNode] = {}  # statement -> its block
+        self.names: Set[str] = set()
+        self.attributes: Set[str] = set()
+        self.options: Set[str] = set()  # argparse dests ...
+        self.int_options: Set[str] = set()  # ... and those with type=int
+        self.starts: Dict[int, int] = {}  # statement line or top-level statement -> its position
+        self.defines_cuda = False
+        self.sets_default_dtype = False
+        self.sets_device = False
+        module.visit(self)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if len(self.stack) == 1:  # a top-level statement
+            self.starts[id(node)] = self.count + 1
+        return super().on_visit(node)
+
+    def _scope(self, skip: int = 0) -> cst.CSTNode:
+        return next(n for n in reversed(self.stack[: len(self.stack) - skip]) if isinstance(n, _SCOPES))
+
+    def _bind(self, target: cst.CSTNode, kind: str, value: Optional[cst.CSTNode] = None, scope=None) -> None:
+        name = dotted(target)
+        if name is None:
+            for element in getattr(target, "elements", ()):
+                self._bind(element.value, "other", scope=scope)
+            if isinstance(target, cst.StarredElement):
+                self._bind(target.value, "other", scope=scope)
+            return
+        scope = scope if scope is not None else self._scope()
+        line, top, start = None, False, self.count
+        lines = [i for i, n in enumerate(self.stack) if isinstance(n, cst.SimpleStatementLine)]
+        if lines and kind == "assign":
+            at = lines[-1]
+            line = self.stack[at]
+            top = all(isinstance(n, cst.IndentedBlock) or (isinstance(n, cst.If) and "__name__" in _code(n.test))
+                      for n in self.stack[self.stack.index(scope) + 1: at])
+            start = self.starts[id(line)]
+        self.bindings.setdefault((id(scope), name), []).append(_Binding(kind, value, line, start, top))
+
+    # -- bindings ---------------------------------------------------------------------
+    def visit_Assign(self, node: cst.Assign) -> None:
+        single = len(node.targets) == 1
+        for target in node.targets:
+            self._bind(target.target, "assign" if single else "other", node.value)
+        name = dotted(node.targets[0].target) if single else None
+        if name is None:
+            return
+        scope = self._scope()
+        binding = self.bindings[(id(scope), name)][-1]
+        if self._is_device_value(node.value):
+            self.devices.append((name, binding, scope))
+        elif self._is_flag_value(node.value):
+            self.flags.append((name, binding, scope))
+        elif isinstance(node.targets[0].target, cst.Name) and binding.line is not None:
+            self._selection(name, node.value, binding.line)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(node.target, "other")
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target, "add" if isinstance(node.operator, cst.AddAssign) else "other", node.value)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target, "other")
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target, "other")
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind(node.target, "other")
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind(node.asname.name, "other")
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None:
+            self._bind(node.name.name, "other")
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        name = node.asname.name if node.asname is not None else node.name
+        while isinstance(name, cst.Attribute):
+            name = name.value
+        self._bind(name, "other")
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._bind(node.name, "other", scope=self._scope(skip=1))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._bind(node.name, "other", scope=self._scope(skip=1))
+        self.defines_cuda = self.defines_cuda or node.name.value == "cuda"
+        self._params(node.params, node)
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self._params(node.params, node)
+
+    def _params(self, params: cst.Parameters, scope: cst.CSTNode) -> None:
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            kind = "param" if param.default is None else "other"
+            self._bind(param.name, kind, scope=scope)
+            if kind == "param" and param.name.value == "device" and isinstance(scope, cst.FunctionDef):
+                self.device_params.append(scope)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                self._bind(star.name, "other", scope=scope)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.globals.setdefault(id(self._scope()), set()).update(n.name.value for n in node.names)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        parent = self.stack[-2]
+        if not ((isinstance(parent, cst.Attribute) and parent.attr is node)
+                or (isinstance(parent, cst.Arg) and parent.keyword is node)):
+            self.names.add(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        name = dotted(node)
+        if name is not None:
+            self.attributes.add(name)
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self.parents[id(node)] = self.stack[-2]
+        self.starts[id(node)] = self.count
+
+    def visit_If(self, node: cst.If) -> None:
+        self.parents[id(node)] = self.stack[-2]
+
+    # -- sites ------------------------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method == "cuda" and self.qualname(func) is None:
+                self.cuda_calls.append((node, self.where()))
+                return
+            if method == "type" and len(node.args) == 1 and node.args[0].keyword is None:
+                self.type_calls.append((node, self.where()))
+            elif method == "add_argument":
+                self._option(node)
+        qualified = self.qualname(func)
+        if qualified is None:
+            return
+        module, _, last = qualified.rpartition(".")
+        if (last in TENSOR_TYPES and module in ("torch", "torch.cuda")) or qualified == "torch.Tensor":
+            parent = self.stack[-2]
+            filled = (isinstance(parent, cst.Attribute) and parent.attr.value in IN_PLACE_INITIALISERS
+                      and isinstance(self.stack[-3], cst.Call) and self.stack[-3].func is parent)
+            self.constructors.append((node, last, module == "torch.cuda", filled, self.where()))
+        elif qualified in DEFAULT_DTYPE_SETTERS:
+            self.sets_default_dtype = True
+        elif qualified in CUDA_ONLY_STATEMENTS:
+            self.sets_device = self.sets_device or qualified == "torch.cuda.set_device"
+            expr, line = self.stack[-2], self.stack[-3]
+            if (isinstance(expr, cst.Expr) and isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1
+                    and isinstance(self.stack[-4], _BLOCKS)):
+                self.cuda_only.append((line, self.where(depth=2)))
+
+    def _option(self, node: cst.Call) -> None:
+        """argparse ``add_argument``: remember dests, and those declared ``type=int``."""
+        flags = [_string(a.value) for a in node.args if a.keyword is None]
+        dest = next((_string(a.value) for a in node.args if _keyword(a) == "dest"), None)
+        longs = [f for f in flags if f and f.startswith("--")]
+        name = dest or (longs[0][2:].replace("-", "_") if longs else None)
+        if name is None:
+            return
+        self.options.add(name)
+        if any(_keyword(a) == "type" and dotted(a.value) == "int" for a in node.args):
+            self.int_options.add(name)
+
+    # -- what an assignment is ------------------------------------------------------
+    def _is_device_value(self, value: cst.CSTNode) -> bool:
+        if isinstance(value, cst.Call):
+            return self.qualname(value.func) == "torch.device"
+        if isinstance(value, cst.IfExp):  # "cuda" if use_cuda else "cpu"
+            strings = (_string(value.body), _string(value.orelse))
+            return None not in strings and "cpu" in strings and any(s.startswith("cuda") for s in strings)
+        return False
+
+    def _is_flag_value(self, value: cst.CSTNode) -> bool:
+        """A boolean built from ``torch.cuda.is_available()`` (``not args.no_cuda and ...``)."""
+        if not isinstance(value, (cst.Call, cst.BooleanOperation, cst.UnaryOperation, cst.Comparison)):
+            return False
+        found = []
+        qualname = self.qualname
+
+        class _Find(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                if qualname(node.func) == "torch.cuda.is_available":
+                    found.append(node)
+
+        value.visit(_Find())
+        return bool(found)
+
+    def _selection(self, target: str, value: cst.CSTNode, line: cst.SimpleStatementLine) -> None:
+        """``Tensor = torch.cuda.FloatTensor if args.cuda else torch.FloatTensor`` or ``dtype = torch.cuda.X``."""
+        test, chosen = (value.test, value.body) if isinstance(value, cst.IfExp) else (None, value)
+        module, _, last = (self.qualname(chosen) or "").rpartition(".")
+        if module != "torch.cuda" or last not in TENSOR_TYPES:
+            return
+        if test is not None and self.qualname(value.orelse) != f"torch.{last}":
+            return
+        self.selections.append((target, last, test, line, self.where()))
+
+
+def _is_plain(node: cst.CSTNode) -> bool:
+    """A name, attribute chain or constant subscript of one: reading it twice has no side effect."""
+    if isinstance(node, cst.Name):
+        return True
+    if isinstance(node, cst.Attribute):
+        return _is_plain(node.value)
+    if isinstance(node, cst.Subscript):
+        return _is_plain(node.value) and all(
+            isinstance(e.slice, cst.Index) and isinstance(e.slice.value, (cst.Integer, cst.SimpleString, cst.Name))
+            for e in node.slice)
+    return False
+
+
+def _transfers(target: Optional[cst.CSTNode], value: cst.CSTNode, method: str) -> Optional[List[str]]:
+    """``x = x.cuda()``, ``a, b = a.cuda(), b.cuda()``, ``model.cuda()`` (target None) only move existing
+    values: the receivers moved, or None for anything else."""
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
+        if len(target.elements) != len(value.elements):
+            return None
+        moved = [_transfers(t.value, v.value, method) for t, v in zip(target.elements, value.elements)]
+        return None if None in moved else [name for names in moved for name in names]
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == method):
+        return None
+    receiver = value.func.value
+    if not _is_plain(receiver) or (target is not None and _code(target) != _code(receiver)):
+        return None
+    return [_code(receiver)]
+
+
+def _block_transfers(body: cst.BaseSuite, method: str) -> Optional[List[str]]:
+    """The receivers a block of transfers only moves (None: the block does something else)."""
+    smalls: List[cst.BaseSmallStatement] = []
+    if isinstance(body, cst.SimpleStatementSuite):
+        smalls = list(body.body)
+    else:
+        for statement in body.body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                return None
+            smalls.extend(statement.body)
+    moved: List[str] = []
+    for small in smalls:
+        if isinstance(small, cst.Expr):
+            names = _transfers(None, small.value, method)
+        elif isinstance(small, cst.Assign) and len(small.targets) == 1:
+            names = _transfers(small.targets[0].target, small.value, method)
+        else:
+            names = None
+        if names is None:
+            return None
+        moved += names
+    return moved or None
+
+
+def _unwrap_if(node: cst.If) -> cst.FlattenSentinel:
+    """The body of an ``if`` statement in its place, keeping the comments of its header."""
+    body = node.body
+    if isinstance(body, cst.SimpleStatementSuite):
+        smalls = [s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT) for s in body.body]
+        statements = [cst.SimpleStatementLine(body=smalls, trailing_whitespace=body.trailing_whitespace)]
+    else:
+        statements = list(body.body)
+        header = [cst.EmptyLine(comment=body.header.comment)] if body.header.comment is not None else []
+        statements[0] = statements[0].with_changes(leading_lines=[*header, *statements[0].leading_lines])
+    statements[0] = statements[0].with_changes(leading_lines=[*node.leading_lines, *statements[0].leading_lines])
+    return cst.FlattenSentinel(statements)
+
+
+Action = Tuple[str, str, Optional[Callable], bool]  # (code, message, fix, unsafe)
+
+
+class _Plan:
+    """Every decision of the family for one file, keyed by the id of the node each rule reports on."""
+
+    def __init__(self, ctx, codes: Set[str]):
+        self.ctx = ctx
+        self.codes = codes
+        self.facts = _Facts(ctx.module, ctx.qualname)
+        self.torch = ctx.imports.local_name("torch") or "torch"
+        self.actions: Dict[int, List[Action]] = {}
+        self.users: Set[str] = set()  # codes whose applied fixes use a created device
+        self.uses: Dict[str, Optional[List[Tuple[cst.Call, _Where]]]] = {}  # type selection -> its uses
+        self.ends: Dict[int, int] = {}
+        self.existing = self._existing_devices()
+        self.device: Optional[_Device] = None
+        if not self.existing:
+            wanted = list(self._wanted())
+            if wanted:
+                self.device = self._create(wanted)
+        self._plan_cuda_calls()
+        self._plan_constructors()
+        self._plan_type_calls()
+        self._plan_selections()
+        self._plan_cuda_only()
+        self._plan_definition()
+
+    # -- helpers ----------------------------------------------------------------------
+    def _add(self, node: cst.CSTNode, code: str, message: str, fix: Optional[Callable] = None, *,
+             unsafe: bool = False, where: Optional[_Where] = None, device: Optional[_Device] = None) -> None:
+        self.actions.setdefault(id(node), []).append((code, message, fix, unsafe))
+        if device is not None and device is self.device and fix is not None and self._applies(code, where, unsafe):
+            self.users.add(code)
+
+    def _applies(self, code: str, where: Optional[_Where], unsafe: bool = False) -> bool:
+        """Would a fix of ``code`` at ``where`` be applied (rule selected, not suppressed, safe enough)?"""
+        if code not in self.codes or (unsafe and not self.ctx.unsafe_fixes):
+            return False
+        comment = where.line.trailing_whitespace.comment if where is not None and where.line is not None else None
+        match = SUPPRESSION.search(comment.value) if comment is not None else None
+        if match is None:
+            return True
+        codes = match.group("codes")
+        return codes is not None and not any(code.startswith(c.strip()) for c in codes.split(",") if c.strip())
+
+    def _bound(self, scope: cst.CSTNode, name: str) -> List[_Binding]:
+        return self.facts.bindings.get((id(scope), name), [])
+
+    def _expr(self, code: str) -> cst.BaseExpression:
+        return cst.parse_expression(code)
+
+    def _need_torch(self) -> None:
+        """Call from a fix that writes ``torch.``: import it where the file does not."""
+        if self.ctx.imports.local_name("torch") is None:
+            self.ctx.add_import("torch")
+
+    def _dtype(self, type_name: str, empty: bool) -> Optional[str]:
+        if type_name in DEFAULT_DTYPE_TYPES and (empty or type_name == "Tensor") and not self.facts.sets_default_dtype:
+            return None
+        return f"{self.torch}.{TENSOR_TYPES[type_name]}" if type_name in TENSOR_TYPES else None
+
+    # -- the device -----------------------------------------------------------------------
+    def _existing_devices(self) -> List[_Device]:
+        found = []
+        for target, binding, scope in self.facts.devices:
+            root, _, attr = target.partition(".")
+            if "." in attr:
+                continue
+            value = binding.value
+            choice = value.args[0].value if isinstance(value, cst.Call) and value.args else value
+            strings = [_string(n) for n in (choice.body, choice.orelse)] if isinstance(choice, cst.IfExp) else [
+                _string(choice)]
+            cuda = next((s for s in strings if s and s.startswith("cuda")), "")
+            index = int(cuda[5:]) if cuda[5:].isdigit() else None
+            if isinstance(value, cst.Call) and len(value.args) == 2 and isinstance(value.args[1].value, cst.Integer):
+                index = int(value.args[1].value.evaluated_value)  # torch.device("cuda", 1)
+            condition = _condition(choice.test) if isinstance(choice, cst.IfExp) else None
+            found.append(_Device(target, scope, self._end(binding.line), root if attr else None, condition, index))
+        for function in self.facts.device_params:
+            found.append(_Device("device", function, 0, known=False))
+        return found
+
+    def _reaches(self, device: _Device, where: _Where) -> bool:
+        """Can the code at ``where`` read ``device.expr`` (bound, in scope, not shadowed)?"""
+        name = device.root or device.expr
+        declared_global = name in self.facts.globals.get(id(device.scope), ())
+        for position, scope in enumerate(where.chain):
+            if scope is device.scope:
+                return position > 0 or where.order > device.end
+            bindings = self._bound(scope, name)
+            if isinstance(scope, cst.Module):
+                # attribute mode: a module-level object, or one that ``main()`` declared global
+                return device.root is not None and (bool(bindings) or declared_global)
+            if bindings and name not in self.facts.globals.get(id(scope), ()):
+                # the object that carries the flag, passed in (``def train(args)``)
+                return device.root is not None and all(b.kind == "param" for b in bindings)
+        return False
+
+    def _find(self, where: _Where) -> Optional[_Device]:
+        candidates = self.existing or ([self.device] if self.device else [])
+
+        def nearness(device: _Device):
+            chain = where.chain
+            return (chain.index(device.scope) if device.scope in chain else len(chain), -device.end)
+
+        return next((d for d in sorted(candidates, key=nearness) if self._reaches(d, where)), None)
+
+    def _wanted(self) -> Iterator[_Where]:
+        """Where the file's device is needed (before knowing it)."""
+        facts = self.facts
+        for call, where in facts.cuda_calls:
+            if self._is_cuda_guard(where) is None and self._applies("TM201", where, facts.defines_cuda):
+                yield where
+        for _, _, cuda, _, where in facts.constructors:
+            if cuda and self._applies("TM202", where):
+                yield where
+        for call, where in facts.type_calls:
+            if self._cuda_type(call.args[0].value) and self._applies("TM202", where):
+                yield where
+        for target, _, _, _, _ in facts.selections:
+            for _, where in self._selection_uses(target) or ():
+                if self._applies("TM202", where):
+                    yield where
+
+    def _create(self, sites: Sequence[_Where]) -> _Device:
+        """The device to define: from the best flag, else from ``torch.cuda.is_available()``."""
+        candidates = [(0, name, binding, scope) for name, binding, scope in self.facts.flags if binding.top]
+        tests: Dict[str, _Where] = {}
+        for where in sites:
+            guard, in_body = where.guards[0] if where.guards else (None, False)
+            test = dotted(guard.test) if in_body else None
+            if test and not test.endswith(".is_cuda"):
+                tests.setdefault(test, where)
+        for _, _, test, _, where in self.facts.selections:
+            if test is not None and dotted(test):
+                tests.setdefault(dotted(test), where)
+        for test, where in tests.items():
+            found = self._flag_binding(test, where)
+            if found is not None:
+                candidates.append((1, test) + found)
+        best, best_score = None, None
+        for rank, flag, binding, scope in candidates:
+            for device in self._modes(flag, binding, scope):
+                score = (-rank, sum(self._reaches(device, where) for where in sites))
+                if score[1] and (best_score is None or score > best_score):
+                    best, best_score = device, score
+        return best or self._default()
+
+    def _flag_binding(self, test: str, where: _Where) -> Optional[Tuple[_Binding, cst.CSTNode]]:
+        """The statement that sets ``test`` (or the object it is read from) as seen from ``where``."""
+        for name in dict.fromkeys((test, test.split(".")[0])):
+            for scope in where.chain:
+                bindings = self._bound(scope, name)
+                if not bindings:
+                    continue
+                if not all(b.kind == "assign" and b.top for b in bindings):
+                    return None
+                before = [b for b in bindings if scope is not where.chain[0] or b.start < where.order]
+                return (before or bindings)[-1], scope
+        return None
+
+    def _cuda_string(self) -> Tuple[Optional[int], str]:
+        index = self._index_policy()
+        return index, ("cuda" if index is None else f"cuda:{index}")
+
+    def _modes(self, flag: str, binding: _Binding, scope: cst.CSTNode) -> List[_Device]:
+        """A plain name after the flag; for ``obj.flag`` in a function also ``obj.device``."""
+        index, cuda = self._cuda_string()
+        value = f'{self.torch}.device("{cuda}" if {flag} else "cpu")'
+        condition = _condition(self._expr(flag))
+        name = next(n for n in DEVICE_NAMES if n not in self.facts.names)
+        end = self._end(binding.line)
+        modes = [_Device(name, scope, end, None, condition, index,
+                         definition=f"{name} = {value}", after=binding.line)]
+        root = flag.split(".")[0]
+        if "." in flag and not isinstance(scope, cst.Module):
+            attr = next(n for n in DEVICE_NAMES if f"{root}.{n}" not in self.facts.attributes
+                        and n not in self.facts.options)
+            modes.append(_Device(f"{root}.{attr}", scope, end, root, condition, index,
+                                 definition=f"{root}.{attr} = {value}", after=binding.line))
+        return modes
+
+    def _default(self) -> _Device:
+        """``device = torch.device("cuda" if torch.cuda.is_available() else "cpu")`` after the imports."""
+        body = self.ctx.module.body
+        torch_root = self.torch.split(".")[0]
+
+        def imports(statement) -> List[cst.CSTNode]:
+            if isinstance(statement, cst.SimpleStatementLine) and all(
+                    isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body):
+                return list(statement.body)
+            return []
+
+        def binds_torch(statement) -> bool:
+            return any(isinstance(s, cst.Import) and any(
+                dotted(a.asname.name if a.asname else a.name).split(".")[0] == torch_root for a in s.names)
+                for s in imports(statement))
+
+        start = next((i for i, s in enumerate(body) if binds_torch(s)), None)
+        if start is None:  # ``torch`` gets imported: after the leading imports
+            start = next((i for i, s in enumerate(body) if imports(s)), None)
+        if start is None:
+            anchor = body[0]
+        else:
+            while start + 1 < len(body) and imports(body[start + 1]):
+                start += 1
+            anchor = body[start]
+        index, cuda = self._cuda_string()
+        available = f"{self.torch}.cuda.is_available()"
+        name = next(n for n in DEVICE_NAMES if n not in self.facts.names)
+        return _Device(name, self.ctx.module, self._end(anchor), None, _condition(self._expr(available)), index,
+                       definition=f'{name} = {self.torch}.device("{cuda}" if {available} else "cpu")',
+                       after=anchor, blank_line=True)
+
+    def _end(self, statement: cst.CSTNode) -> int:
+        """The last pre-order position inside ``statement`` (a statement line or a top-level statement)."""
+        if id(statement) not in self.ends:
+            self.ends[id(statement)] = self.facts.starts[id(statement)] + _span(statement) - 1
+        return self.ends[id(statement)]
+
+    def _index_policy(self) -> Optional[int]:
+        """The index the created device keeps: the file's one literal ``.cuda(k)`` index, if that is exact."""
+        indices, plain = set(), False
+        for call, _ in self.facts.cuda_calls:
+            kind, index = self._index(call)
+            indices.update([index] if kind == "literal" else [])
+            plain = plain or kind == "none"
+        if len(indices) == 1 and not self.facts.sets_device:
+            index = indices.pop()
+            if index == 0 or not plain:
+                return index
+        return None
+
+    def _gpu_arg(self, call: cst.Call) -> Optional[cst.Arg]:
+        return next((a for a in call.args if (a.keyword is None and not a.star) or _keyword(a) in INDEX_KEYWORDS),
+                    None)
+
+    def _index(self, call: cst.Call) -> Tuple[str, Optional[int]]:
+        """("none" | "literal" | "name" | "other", index) for the GPU argument of ``.cuda(...)``."""
+        if any(a.star for a in call.args):
+            return "other", None
+        arg = self._gpu_arg(call)
+        if arg is None:
+            return "none", None
+        value = arg.value
+        if isinstance(value, cst.Call) and self.ctx.qualname(value.func) == "torch.cuda.current_device":
+            return "none", None
+        if isinstance(value, cst.Integer):
+            return "literal", int(value.evaluated_value)
+        return ("name", None) if dotted(value) else ("other", None)
+
+    def _index_ok(self, device: _Device, call: cst.Call) -> bool:
+        kind, index = self._index(call)
+        if kind == "none":
+            return True
+        if kind == "name":  # ``.cuda(device)`` with the device itself
+            return dotted(self._gpu_arg(call).value) == device.expr
+        return kind == "literal" and device.known and (
+            device.index == index or (device.index is None and index == 0 and not self.facts.sets_device))
+
+    @staticmethod
+    def _is_cuda_guard(where: _Where) -> Optional[str]:
+        """``if x.is_cuda: y = y.cuda()``: ``x.device``."""
+        for guard, in_body in where.guards:
+            name = dotted(guard.test)
+            if in_body and name and name.endswith(".is_cuda"):
+                return name[: -len("is_cuda")] + "device"
+        return None
+
+    # -- .cuda() -----------------------------------------------------------------------------
+    def _plan_cuda_calls(self) -> None:
+        unsafe = self.facts.defines_cuda  # the file has its own ``cuda()`` methods: receivers may not be torch
+        fixed: Dict[int, Tuple[str, Optional[str]]] = {}  # id(call) -> (device expression, its condition)
+        for call, where in self.facts.cuda_calls:
+            local = self._is_cuda_guard(where)
+            if local is not None:
+                device = _Device(local, where.chain[0], 0, condition=_condition(self._expr(local[:-6] + "is_cuda")),
+                                 known=False)
+            else:
+                device = self._find(where)
+            if device is None:
+                self._add(call, "TM201", "`.cuda()` where no `torch.device` is in scope (nor the flag it would "
+                          "come from): pass one in and use `.to(device)`")
+            elif not self._index_ok(device, call):
+                self._add(call, "TM201", "`.cuda(<index>)` with a GPU index that the file's one device does not "
+                          "have: `.to()` a `torch.device` with that index")
+            else:
+                self._add(call, "TM201", f"`.cuda()` becomes `.to({device.expr})`", self._to_fix(device.expr),
+                          unsafe=unsafe, where=where, device=device)
+                if self._applies("TM201", where, unsafe):
+                    fixed[id(call)] = (device.expr, device.condition)
+        self._plan_guards(fixed)
+
+    def _to_fix(self, device: str, dtype: Optional[str] = None) -> Callable:
+        """``x.cuda(0, non_blocking=True)`` / ``x.type(T)`` -> ``x.to(device[, dtype], non_blocking=True)``."""
+        def fix(node: cst.Call) -> cst.Call:
+            args = [cst.Arg(self._expr(device))] + ([cst.Arg(self._expr(dtype))] if dtype else [])
+            if node.func.attr.value == "cuda":
+                positional = [a for a in node.args if a.keyword is None]
+                if len(positional) == 2:  # cuda(device, async)
+                    args.append(_kwarg("non_blocking", positional[1].value))
+                args += [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in node.args
+                         if a.keyword is not None and _keyword(a) not in INDEX_KEYWORDS]
+            if dtype:
+                self._need_torch()
+            return node.with_changes(func=node.func.with_changes(attr=cst.Name("to")), args=args)
+        return fix
+
+    def _plan_guards(self, fixed: Dict[int, Tuple[str, Optional[str]]]) -> None:
+        """``if <flag>:`` around transfers only, and ``x.cuda() if <flag> else x``, go when the flag is the device's."""
+        inside: Dict[int, List[Tuple[str, Optional[str]]]] = {}
+        guards: Dict[int, cst.CSTNode] = {}
+        for call, where in self.facts.cuda_calls:
+            if where.guards and where.guards[0][1]:
+                guard = where.guards[0][0]
+                guards[id(guard)] = guard
+                inside.setdefault(id(guard), []).append(fixed.get(id(call), ("", None)))
+        for key, guard in guards.items():
+            if len(set(inside[key])) != 1:
+                continue
+            expr, condition = inside[key][0]
+            if not expr or condition is None or _condition(guard.test) != condition:
+                continue
+            if isinstance(guard, cst.If):
+                moved = _block_transfers(guard.body, "cuda")
+                orelse = guard.orelse
+                if moved and isinstance(self.facts.parents.get(id(guard)), _BLOCKS) and (orelse is None or (
+                        isinstance(orelse, cst.Else) and _block_transfers(orelse.body, "cpu") == moved)):
+                    self._add(guard, "TM201", f"the guard only moved values to `{expr}`, which is the CPU when "
+                              "the flag is false (`.to(cpu)` is `.cpu()`, a no-op on CPU values)", _unwrap_if)
+            elif _transfers(guard.orelse, guard.body, "cuda"):
+                self._add(guard, "TM201", f"`x.cuda() if flag else x` is `x.to({expr})`",
+                          lambda node: node.body.with_changes(lpar=node.lpar, rpar=node.rpar))
+
+    # -- constructors ----------------------------------------------------------------------
+    def _arg_kind(self, node: cst.CSTNode, where: _Where, depth: int = 0) -> Optional[str]:
+        """"size" or "data" for the single argument of a legacy constructor; None when it cannot be told."""
+        if depth > 3:
+            return None
+        if isinstance(node, cst.Integer):
+            return "size"
+        if isinstance(node, (cst.List, cst.Tuple, cst.ListComp)):
+            return "data"
+        if isinstance(node, cst.BinaryOperation):
+            kinds = {self._arg_kind(node.left, where, depth + 1), self._arg_kind(node.right, where, depth + 1)}
+            if kinds == {"data", "size"} and isinstance(node.operator, cst.Multiply):
+                return "data"  # [0] * n
+            if kinds == {"size"} and isinstance(node.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide)):
+                return "size"
+            return "data" if kinds == {"data"} and isinstance(node.operator, cst.Add) else None
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Name) and not self._rebound(func.value, where):
+                return "size" if func.value in SIZE_FUNCTIONS else "data" if func.value in DATA_FUNCTIONS else None
+            if isinstance(func, cst.Attribute):
+                method = func.attr.value
+                if method in SIZE_METHODS or self.ctx.qualname(func) == "torch.Size":
+                    return "size"
+                return "data" if method in DATA_METHODS else None
+            return None
+        if isinstance(node, cst.Subscript):
+            inner = node.value
+            sized = (isinstance(inner, cst.Attribute) and inner.attr.value == "shape") or (
+                isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute)
+                and inner.func.attr.value == "size")
+            if sized:
+                return "size"
+            sliced = len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice)
+            return "data" if sliced and self._arg_kind(inner, where, depth + 1) == "data" else None
+        if isinstance(node, cst.Attribute):
+            # ``x.shape``; ``args.batch_size`` declared ``type=int``
+            return "size" if node.attr.value == "shape" or (
+                isinstance(node.value, cst.Name) and node.attr.value in self.facts.int_options) else None
+        if isinstance(node, cst.Name):
+            for scope in where.chain:
+                bindings = self._bound(scope, node.value)
+                if bindings:
+                    if not all(b.kind in ("assign", "add") for b in bindings):
+                        return None
+                    kinds = {self._arg_kind(b.value, where, depth + 1) for b in bindings}
+                    return kinds.pop() if len(kinds) == 1 else None
+        return None
+
+    def _rebound(self, name: str, where: _Where) -> bool:
+        return any(self._bound(scope, name) for scope in where.chain)
+
+    def _form(self, call: cst.Call, where: _Where, filled: bool) -> Tuple[Optional[str], bool]:
+        """("empty" | "tensor" | None, unsafe) for a legacy constructor call."""
+        if any(a.keyword is not None or a.star == "**" for a in call.args):
+            return None, False
+        if len(call.args) != 1 or call.args[0].star:
+            return "empty", False  # no argument, several sizes, or ``*shape``
+        kind = self._arg_kind(call.args[0].value, where)
+        if kind is not None:
+            return ("empty" if kind == "size" else "tensor"), False
+        return ("empty", True) if filled else (None, False)
+
+    def _constructor_fix(self, type_name: str, form: str, device: Optional[str]) -> Callable:
+        def fix(node: cst.Call) -> cst.Call:
+            args = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in node.args] or [cst.Arg(cst.Integer("0"))]
+            dtype = self._dtype(type_name, empty=form == "empty")
+            args += [_kwarg("dtype", self._expr(dtype))] if dtype else []
+            args += [_kwarg("device", self._expr(device))] if device else []
+            self._need_torch()
+            self._forget(node.func)
+            return node.with_changes(func=self._expr(f"{self.torch}.{form}"), args=args)
+        return fix
+
+    def _forget(self, type_node: cst.CSTNode) -> None:
+        """``from torch.cuda import FloatTensor`` goes when nothing uses it any more."""
+        qualified = self.ctx.qualname(type_node) if isinstance(type_node, cst.Name) else None
+        if qualified:
+            module, _, name = qualified.rpartition(".")
+            self.ctx.remove_import_if_unused(module, name)
+
+    def _plan_constructors(self) -> None:
+        for call, type_name, cuda, filled, where in self.facts.constructors:
+            code = "TM202" if cuda else "TM204"
+            spelled = f"torch.cuda.{type_name}" if cuda else f"torch.{type_name}"
+            form, unsafe = self._form(call, where, filled)
+            if type_name == "Tensor" and form != "empty":
+                continue  # ``torch.Tensor(data)`` is still current API
+            if form is None:
+                if not any(a.keyword is not None or a.star == "**" for a in call.args):
+                    self._add(call, code, f"`{spelled}(x)`: `x` may be a size or data (a numpy array shares "
+                              "memory with it): write `torch.empty(size, ...)` or `torch.tensor(data, dtype=...)`")
+                continue
+            device = self._find(where) if cuda else None
+            if cuda and device is None:
+                self._add(call, code, f"`{spelled}(...)` where no `torch.device` is in scope")
+                continue
+            message = f"`{spelled}(...)` becomes `torch.{form}(...)`" + (
+                " (unsafe: the argument is taken for a size since an in-place initialiser follows)" if unsafe else "")
+            self._add(call, code, message, self._constructor_fix(type_name, form, device and device.expr),
+                      unsafe=unsafe, where=where, device=device)
+
+    # -- .type(torch.cuda.X) and type selections ----------------------------------------------
+    def _cuda_type(self, node: cst.CSTNode) -> Optional[str]:
+        qualified = _string(node) or self.ctx.qualname(node) or ""
+        module, _, last = qualified.rpartition(".")
+        return last if module == "torch.cuda" and last in TENSOR_TYPES else None
+
+    def _plan_type_calls(self) -> None:
+        for call, where in self.facts.type_calls:
+            type_name = self._cuda_type(call.args[0].value)
+            if type_name is None:
+                continue
+            device = self._find(where)
+            if device is None:
+                self._add(call, "TM202", f"`.type(torch.cuda.{type_name})` where no `torch.device` is in scope")
+                continue
+            dtype = f"{self.torch}.{TENSOR_TYPES[type_name]}"
+            to = self._to_fix(device.expr, dtype)
+            type_node = call.args[0].value
+
+            def fix(node: cst.Call, to=to, type_node=type_node) -> cst.Call:
+                self._forget(type_node)
+                return to(node)
+
+            self._add(call, "TM202", f"`.type(torch.cuda.{type_name})` becomes `.to({device.expr}, {dtype})`", fix,
+                      where=where, device=device)
+
+    def _plan_selections(self) -> None:
+        """Replace a type selection by dtype + device at every use, or say why it stays."""
+        for target, type_name, test, line, where in self.facts.selections:
+            uses = self._selection_uses(target)
+            device = self._find(where) or (self._find(uses[0][1]) if uses else None)
+            problem = None
+            parent = self.facts.parents.get(id(line))
+            if sum(name == target for _, name in self.facts.bindings) != 1 or len(
+                    self._bound(where.chain[0], target)) != 1:
+                problem = f"`{target}` is bound more than once"
+            elif uses is None:
+                problem = f"`{target}` is used other than as a constructor or a `.type()` argument"
+            elif device is None:
+                problem = "no `torch.device` is in scope"
+            elif test is not None and _condition(test) != device.condition:
+                problem = f"its condition is not the one `{device.expr}` is built from"
+            elif not isinstance(parent, _BLOCKS) or len(parent.body) < 2 or len(line.body) != 1:
+                problem = "the statement cannot be removed"
+            else:
+                forms = []
+                for use, use_where in uses:
+                    form = self._form(use, use_where, False)[0] if use.func is not None and dotted(
+                        use.func) == target else "to"
+                    if self._find(use_where) is not device or form is None:
+                        problem = f"a use of `{target}` cannot see `{device.expr}` or has an argument of unknown kind"
+                        break
+                    forms.append(form)
+            spelled = f"torch.cuda.{type_name}"
+            if problem is not None:
+                self._add(line, "TM202", f"type selection `{target} = {spelled} ...` kept: {problem}")
+                continue
+            self._add(line, "TM202", f"type selection `{target}` replaced by its dtype and `{device.expr}`",
+                      lambda node: cst.RemoveFromParent(), where=where, device=device)
+            for (use, use_where), form in zip(uses, forms):
+                if form == "to":
+                    dtype = f"{self.torch}.{TENSOR_TYPES[type_name]}"
+                    self._add(use, "TM202", f"`.type({target})` becomes `.to({device.expr}, {dtype})`",
+                              self._to_fix(device.expr, dtype), where=use_where, device=device)
+                else:
+                    self._add(use, "TM202", f"`{target}(...)` becomes `torch.{form}(...)`",
+                              self._constructor_fix(type_name, form, device.expr), where=use_where, device=device)
+
+    def _selection_uses(self, name: str) -> Optional[List[Tuple[cst.Call, _Where]]]:
+        """Every use of a selected type: ``name(...)`` or ``x.type(name)``; None if it is used otherwise."""
+        if name not in self.uses:
+            uses: Optional[List[Tuple[cst.Call, _Where]]] = []
+            for node, parent, grand, where in _Uses(self.ctx.module, name).found:
+                if isinstance(parent, cst.Call) and parent.func is node:
+                    uses.append((parent, where))
+                elif (isinstance(parent, cst.Arg) and isinstance(grand, cst.Call) and len(grand.args) == 1
+                      and isinstance(grand.func, cst.Attribute) and grand.func.attr.value == "type"):
+                    uses.append((grand, where))
+                elif not (isinstance(parent, cst.AssignTarget) and parent.target is node):
+                    uses = None
+                    break
+            self.uses[name] = uses
+        return self.uses[name]
+
+    # -- calls that need CUDA ------------------------------------------------------------------
+    def _plan_cuda_only(self) -> None:
+        for line, where in self.facts.cuda_only:
+            if any("cuda" in _code(guard.test).lower() or "gpu" in _code(guard.test).lower()
+                   for guard, _ in where.guards):
+                continue
+            self._add(line, "TM205", "a CUDA-only call raises on a CPU-only machine: guard it with "
+                      "`torch.cuda.is_available()`", self._guard_fix)
+
+    def _guard_fix(self, node: cst.SimpleStatementLine) -> cst.If:
+        self._need_torch()
+        body = cst.IndentedBlock(body=[node.with_changes(leading_lines=())])
+        return cst.If(test=self._expr(f"{self.torch}.cuda.is_available()"), body=body, leading_lines=node.leading_lines)
+
+    # -- the definition ----------------------------------------------------------------------
+    def _plan_definition(self) -> None:
+        device = self.device
+        if device is None or not self.users:
+            return
+        statement = cst.parse_statement(device.definition)
+        if device.blank_line:
+            statement = statement.with_changes(leading_lines=[cst.EmptyLine()])
+
+        def fix(node: cst.CSTNode) -> cst.FlattenSentinel:
+            self._need_torch()
+            return cst.FlattenSentinel([node, statement])
+
+        self._add(device.after, min(self.users), f"one device for the file: `{device.definition}`", fix)
+
+
+_STATE: Dict[str, object] = {"ctx": None, "codes": set(), "plan": None}
+
+
+class _DeviceRule(Rule):
+    """Reports the plan's actions for its own code; the family's rules share one plan per file."""
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        if _STATE["ctx"] is not ctx:
+            _STATE.update(ctx=ctx, codes=set(), plan=None)
+        _STATE["codes"].add(self.code)
+
+    def _emit(self, node: cst.CSTNode) -> None:
+        if _STATE["plan"] is None or _STATE["ctx"] is not self.ctx:
+            _STATE.update(ctx=self.ctx, plan=_Plan(self.ctx, _STATE["codes"]))
+        for code, message, fix, unsafe in _STATE["plan"].actions.get(id(node), ()):
+            if code == self.code:
+                self.report(node, message, fix, unsafe=unsafe)
+
+
+class CudaToDevice(_DeviceRule):
+    """``.cuda()`` pins code to a GPU and fails on a CPU-only machine; 0.4 introduced ``torch.device``.
+
+    Every ``.cuda(...)`` becomes ``.to(<the file's device>)`` (``non_blocking=`` kept),
+    the ``if <flag>:`` guards that only moved values disappear, and the device is
+    defined once (see the module docstring for where and from what).
+    """
+
+    code = "TM201"
+    name = "cuda-to-device"
+    summary = "`.cuda()` and `if args.cuda: x = x.cuda()` become one `torch.device` and `.to(device)`"
+    triggers = (".cuda(",)
+    changes = (
+        Example(
+            "import torch\nargs = parser.parse_args()\nargs.cuda = not args.no_cuda and torch.cuda.is_available()\n"
+            "model = Net()\nif args.cuda:\n    model.cuda()\n"
+            "for data, target in loader:\n    if args.cuda:\n        data, target = data.cuda(), target.cuda()\n",
+            "import torch\nargs = parser.parse_args()\nargs.cuda = not args.no_cuda and torch.cuda.is_available()\n"
+            'device = torch.device("cuda" if args.cuda else "cpu")\n'
+            "model = Net()\nmodel.to(device)\n"
+            "for data, target in loader:\n    data, target = data.to(device), target.to(device)\n",
+        ),
+        Example(
+            "import torch\ndef main():\n    args = parser.parse_args()\n"
+            "    args.cuda = not args.no_cuda and torch.cuda.is_available()\n"
+            "    model = Net()\n    if args.cuda:\n        model = torch.nn.DataParallel(model).cuda()\n"
+            "    train(model, args)\n"
+            "def train(model, args):\n    for x in loader:\n        x = x.cuda(non_blocking=True)\n",
+            "import torch\ndef main():\n    args = parser.parse_args()\n"
+            "    args.cuda = not args.no_cuda and torch.cuda.is_available()\n"
+            '    args.device = torch.device("cuda" if args.cuda else "cpu")\n'
+            "    model = Net()\n    if args.cuda:\n        model = torch.nn.DataParallel(model).to(args.device)\n"
+            "    train(model, args)\n"
+            "def train(model, args):\n    for x in loader:\n        x = x.to(args.device, non_blocking=True)\n",
+        ),
+        Example(
+            "import torch\nimport torch.nn as nn\n\nnet = nn.Linear(2, 2).cuda(0)\nx = torch.zeros(1, 2).cuda(0)\n",
+            "import torch\nimport torch.nn as nn\n\n"
+            'device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")\n\n'
+            "net = nn.Linear(2, 2).to(device)\nx = torch.zeros(1, 2).to(device)\n",
+        ),
+        Example(
+            "import torch\nuse_cuda = torch.cuda.is_available()\n"
+            'device = torch.device("cuda" if use_cuda else "cpu")\ny = x.cuda() if use_cuda else x\n',
+            "import torch\nuse_cuda = torch.cuda.is_available()\n"
+            'device = torch.device("cuda" if use_cuda else "cpu")\ny = x.to(device)\n',
+        ),
+        Example(
+            "def sequence_mask(lengths, max_len):\n    seq_range = torch.arange(0, max_len)\n"
+            "    if lengths.is_cuda:\n        seq_range = seq_range.cuda()\n    return seq_range < lengths.unsqueeze(1)\n",
+            "def sequence_mask(lengths, max_len):\n    seq_range = torch.arange(0, max_len)\n"
+            "    seq_range = seq_range.to(lengths.device)\n    return seq_range < lengths.unsqueeze(1)\n",
+        ),
+        Example("import torch\nmodel = Net()\nmodel.cuda(args.gpu)\n"),
+    )
+    keeps = (
+        "import torch\nx = torch.zeros(2)\ny = x.cpu()\nif x.is_cuda:\n    print('gpu')\n",
+        "import torch\nif torch.cuda.is_available():\n    torch.cuda.manual_seed(1)\ntorch.backends.cudnn.benchmark = True\n",
+        'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\nx = torch.zeros(2).to(device)\n',
+        "import torch\ny = torch.Tensor.cuda\ns = 'x.cuda()'\n",
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "cuda":
+            self._emit(node)
+
+    def visit_If(self, node: cst.If) -> None:
+        self._emit(node)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._emit(node)
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._emit(node)
+
+
+class CudaTensorTypes(_DeviceRule):
+    """``torch.cuda.FloatTensor`` and friends raise on a CPU-only build ("type torch.cuda.FloatTensor not
+    available"); since 0.4 a tensor's type is a dtype plus a device.
+
+    Constructors become ``torch.empty``/``torch.tensor`` with ``device=``, ``.type(torch.cuda.X)``
+    becomes ``.to(device, dtype)``, and a type selection (``Tensor = torch.cuda.FloatTensor if
+    args.cuda else torch.FloatTensor``) is replaced at every use when its condition is the device's.
+    """
+
+    code = "TM202"
+    name = "cuda-tensor-types"
+    summary = "`torch.cuda.FloatTensor(...)`, `.type(torch.cuda.X)` and `T = torch.cuda.X if cuda else torch.X` use dtype + device"
+    triggers = tuple(f"cuda.{name}" for name in TENSOR_TYPES) + ("from torch.cuda import",)
+    changes = (
+        Example(
+            "import torch\nnoise = torch.cuda.FloatTensor(16, 100).normal_(0, 1)\nidx = torch.cuda.LongTensor([0, 2])\n",
+            "import torch\n\n"
+            'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+            "noise = torch.empty(16, 100, device=device).normal_(0, 1)\n"
+            "idx = torch.tensor([0, 2], dtype=torch.long, device=device)\n",
+        ),
+        Example(
+            "import torch\nopt.cuda = not opt.no_cuda and torch.cuda.is_available()\n"
+            "Tensor = torch.cuda.FloatTensor if opt.cuda else torch.FloatTensor\n"
+            "noise = Tensor(64, 100, 1, 1).normal_(0, 1)\nreal = batch.type(Tensor)\n",
+            "import torch\nopt.cuda = not opt.no_cuda and torch.cuda.is_available()\n"
+            'device = torch.device("cuda" if opt.cuda else "cpu")\n'
+            "noise = torch.empty(64, 100, 1, 1, device=device).normal_(0, 1)\n"
+            "real = batch.to(device, torch.float32)\n",
+        ),
+        Example(
+            'import torch\ndevice = torch.device("cuda")\nmask = mask.type(torch.cuda.ByteTensor)\n',
+            'import torch\ndevice = torch.device("cuda")\nmask = mask.to(device, torch.uint8)\n',
+        ),
+        Example("import torch\ndtype = torch.cuda.FloatTensor\nw = torch.randn(3, 3).type(dtype)\nprint(dtype)\n"),
+    )
+    keeps = (
+        "import torch\nok = isinstance(x, torch.cuda.FloatTensor)\ny = x.type(torch.FloatTensor)\n",
+        "import torch\nif x.type() == 'torch.cuda.FloatTensor':\n    y = torch.zeros(2)\n",
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._emit(node)
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._emit(node)
+
+
+class LegacyConstructors(_DeviceRule):
+    """``torch.FloatTensor(...)`` means two things: sizes (uninitialised memory) or data.
+
+    Where the arguments tell which, it becomes ``torch.empty(sizes)`` or
+    ``torch.tensor(data, dtype=...)`` (same dtype, same values). A single argument
+    of unknown kind is reported: ``torch.tensor`` would copy a float32 numpy array
+    that the legacy constructor shares, and ``torch.empty`` reads a list as a shape.
+    """
+
+    code = "TM204"
+    name = "legacy-constructors"
+    summary = "`torch.FloatTensor(2, 3)` -> `torch.empty(2, 3)`; `torch.LongTensor([1, 2])` -> `torch.tensor([1, 2], dtype=torch.long)`"
+    triggers = ("Tensor(",)
+    changes = (
+        Example(
+            "import torch\nbuf = torch.FloatTensor(2, 3).zero_()\nw = torch.FloatTensor([0.5, 1])\n"
+            "ids = torch.LongTensor([[1, 2], [3, 4]])\nweight = torch.Tensor(10, 5)\n",
+            "import torch\nbuf = torch.empty(2, 3).zero_()\nw = torch.tensor([0.5, 1], dtype=torch.float32)\n"
+            "ids = torch.tensor([[1, 2], [3, 4]], dtype=torch.long)\nweight = torch.empty(10, 5)\n",
+        ),
+        Example(
+            "import torch\ndef batch(tokens, x):\n    ids = [vocab[t] for t in tokens]\n"
+            "    return torch.LongTensor(ids), torch.ByteTensor(x.size(0))\n",
+            "import torch\ndef batch(tokens, x):\n    ids = [vocab[t] for t in tokens]\n"
+            "    return torch.tensor(ids, dtype=torch.long), torch.empty(x.size(0), dtype=torch.uint8)\n",
+        ),
+        Example(
+            "import torch\ndef labels(n):\n    return torch.LongTensor(n).random_(0, 10)\n",
+            "import torch\ndef labels(n):\n    return torch.empty(n, dtype=torch.long).random_(0, 10)\n",
+            unsafe=True,
+        ),
+        Example("import torch\nimport numpy as np\nt = torch.FloatTensor(np.load('x.npy'))\n"),
+    )
+    keeps = (
+        "import torch\nx = torch.tensor([1, 2])\ny = torch.Tensor([1.0, 2.0])\nz = x.new(2, 3)\n",
+        "import torch\nok = isinstance(x, torch.FloatTensor)\ns = torch.FloatStorage(3)\n",
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._emit(node)
+
+
+class CudaOnlyCalls(_DeviceRule):
+    """``torch.cuda.set_device(k)`` and ``torch.cuda.synchronize()`` raise without CUDA (unlike
+    ``manual_seed`` or ``empty_cache``); unguarded, they stop the migrated script on a CPU-only machine."""
+
+    code = "TM205"
+    name = "cuda-only-calls"
+    summary = "unguarded `torch.cuda.set_device(...)`/`synchronize()` run only `if torch.cuda.is_available()`"
+    triggers = ("set_device", "synchronize")
+    changes = (
+        Example(
+            "import torch\ntorch.cuda.set_device(0)  # GPU 0\nstart = time.time()\ntorch.cuda.synchronize()\n",
+            "import torch\nif torch.cuda.is_available():\n    torch.cuda.set_device(0)  # GPU 0\n"
+            "start = time.time()\nif torch.cuda.is_available():\n    torch.cuda.synchronize()\n",
+        ),
+    )
+    keeps = (
+        "import torch\nif args.cuda:\n    torch.cuda.set_device(args.gpu)\ntorch.cuda.manual_seed(1)\n",
+        "import torch\nif use_gpu:\n    torch.cuda.synchronize()\n",
+    )
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._emit(node)
+
+
+RULES = [CudaToDevice, CudaTensorTypes, LegacyConstructors, CudaOnlyCalls]
