@@ -370,7 +370,7 @@ class _Facts:
             return all(not isinstance(e, cst.StarredElement) and self.is_data(e.value, scope)
                        for e in expr.elements)
         if isinstance(expr, cst.Attribute):
-            if expr.attr.value in ("data", "grad"):
+            if expr.attr.value == "data":
                 return True
             qualname = self.ctx.qualname(expr)
             if qualname is not None:
@@ -524,7 +524,9 @@ class _Planner:
         if isinstance(func, cst.Name) and module:
             self.ctx.remove_import_if_unused(module, obj, head if head != obj else None)
         elif isinstance(func, cst.Attribute) and head != full.split(".")[0]:
+            # `import torch.autograd as ag` or `from torch import autograd`: whichever the file has goes if unused
             self.ctx.remove_import_if_unused(full, None, head)
+            self.ctx.remove_import_if_unused(module, obj, head if head != obj else None)
 
     # ---- the plan ----
     def plan(self) -> List[_Item]:
@@ -1016,7 +1018,6 @@ class _Planner:
 
     def _type_context(self, anc: tuple) -> Optional[str]:
         """"tuple", "isinstance()", "an annotation" when the reference at the end of ``anc`` names a type."""
-        ref = anc[-1]
         parent = anc[-2] if len(anc) > 1 else None
         if any(isinstance(n, cst.Annotation) for n in anc):
             return "an annotation"
@@ -1031,7 +1032,6 @@ class _Planner:
                 and isinstance(anc[-4], cst.ComparisonTarget) and isinstance(anc[-4].operator, (cst.In, cst.NotIn))
                 and self._type_call(anc[-5].left) is not None):
             return "`type(...) in (...)`"
-        del ref
         return None
 
     def _type_call(self, expr: cst.CSTNode) -> Optional[cst.BaseExpression]:
@@ -1165,17 +1165,16 @@ def _align(original: List[cst.CSTNode], updated: List[cst.CSTNode], start: int, 
         return start, end
     matcher = difflib.SequenceMatcher(a=[_code(s) for s in original], b=[_code(s) for s in updated],
                                       autojunk=False)
-    mapping: Dict[int, Tuple[int, int]] = {}
+    spans: List[Tuple[int, int]] = []
     for tag, a0, a1, b0, b1 in matcher.get_opcodes():
-        for index in range(a0, a1):
+        for index in range(max(a0, start), min(a1, end + 1)):
             if tag == "equal" or (tag == "replace" and a1 - a0 == b1 - b0):
-                position = b0 + index - a0
-                mapping[index] = (position, position)
-            elif b1 > b0:
-                mapping[index] = (b0, b1 - 1)
-    if start not in mapping or end not in mapping:
+                spans.append((b0 + index - a0, b0 + index - a0))
+            elif b1 > b0:  # rewritten into a different number of statements
+                spans.append((b0, b1 - 1))
+    if not spans:
         return None
-    return mapping[start][0], mapping[end][1]
+    return min(s for s, _ in spans), max(e for _, e in spans)
 
 
 # -- the rules ----------------------------------------------------------------------------------
