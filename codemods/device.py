@@ -124,6 +124,12 @@ def _span(node: cst.CSTNode) -> int:
     return count[0]
 
 
+def _is_variable(name: cst.Name, parent: cst.CSTNode) -> bool:
+    """A ``Name`` that denotes a variable (not ``x.name``, ``f(name=...)``)."""
+    return not ((isinstance(parent, cst.Attribute) and parent.attr is name)
+                or (isinstance(parent, cst.Arg) and parent.keyword is name))
+
+
 @dataclass(frozen=True)
 class _Where:
     """Where a node sits: its scopes (innermost first), pre-order position, statement line and guards."""
@@ -155,7 +161,8 @@ class _Device:
     index: Optional[int] = None  # the CUDA index of its string ("cuda:1"); None: the current device
     known: bool = True  # False for a parameter: nothing is known about its index
     definition: Optional[str] = None  # a device to create: the statement ...
-    after: Optional[cst.CSTNode] = None  # ... inserted after this statement line
+    after: Optional[cst.CSTNode] = None  # ... inserted after this statement line (or into this module ...)
+    at: Optional[int] = None  # ... at this index of its body)
     blank_line: bool = False
 
 
@@ -201,7 +208,7 @@ class _Uses(_Walker):
         module.visit(self)
 
     def visit_Name(self, node: cst.Name) -> None:
-        if node.value == self.name:
+        if node.value == self.name and _is_variable(node, self.stack[-2]):
             self.found.append((node, self.stack[-2], self.stack[-3], self.where()))
 
 
@@ -330,9 +337,7 @@ class _Facts(_Walker):
         self.globals.setdefault(id(self._scope()), set()).update(n.name.value for n in node.names)
 
     def visit_Name(self, node: cst.Name) -> None:
-        parent = self.stack[-2]
-        if not ((isinstance(parent, cst.Attribute) and parent.attr is node)
-                or (isinstance(parent, cst.Arg) and parent.keyword is node)):
+        if _is_variable(node, self.stack[-2]):
             self.names.add(node.value)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
@@ -506,6 +511,7 @@ class _Plan:
         self.users: Set[str] = set()  # codes whose applied fixes use a created device
         self.uses: Dict[str, Optional[List[Tuple[cst.Call, _Where]]]] = {}  # type selection -> its uses
         self.ends: Dict[int, int] = {}
+        self.module_torch = True  # a top-level import binds ``torch`` (known once a default device is planned)
         self.existing = self._existing_devices()
         self.device: Optional[_Device] = None
         if not self.existing:
@@ -691,20 +697,26 @@ class _Plan:
                 for s in imports(statement))
 
         start = next((i for i, s in enumerate(body) if binds_torch(s)), None)
+        self.module_torch = start is not None
         if start is None:  # ``torch`` gets imported: after the leading imports
             start = next((i for i, s in enumerate(body) if imports(s)), None)
-        if start is None:
-            anchor = body[0]
+        at, end = None, 0
+        if start is None:  # no imports: into the module, after its docstring
+            docstring = isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) and (
+                isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+            anchor, at = self.ctx.module, int(docstring)
+            end = self._end(body[0]) if docstring else 0
         else:
             while start + 1 < len(body) and imports(body[start + 1]):
                 start += 1
             anchor = body[start]
+            end = self._end(anchor)
         index, cuda = self._cuda_string()
         available = f"{self.torch}.cuda.is_available()"
         name = next(n for n in DEVICE_NAMES if n not in self.facts.names)
-        return _Device(name, self.ctx.module, self._end(anchor), None, _condition(self._expr(available)), index,
+        return _Device(name, self.ctx.module, end, None, _condition(self._expr(available)), index,
                        definition=f'{name} = {self.torch}.device("{cuda}" if {available} else "cpu")',
-                       after=anchor, blank_line=True)
+                       after=anchor, at=at, blank_line=at != 0)
 
     def _end(self, statement: cst.CSTNode) -> int:
         """The last pre-order position inside ``statement`` (a statement line or a top-level statement)."""
@@ -1035,7 +1047,15 @@ class _Plan:
         if device.blank_line:
             statement = statement.with_changes(leading_lines=[cst.EmptyLine()])
 
-        def fix(node: cst.CSTNode) -> cst.FlattenSentinel:
+        def fix(node: cst.CSTNode) -> cst.CSTNode:
+            if device.scope is self.ctx.module and not self.module_torch:
+                self.ctx.add_import("torch")
+            if device.at is not None:  # into the module's body, a blank line before what follows
+                following = node.body[device.at]
+                if not following.leading_lines:
+                    following = following.with_changes(leading_lines=[cst.EmptyLine()])
+                return node.with_changes(body=[*node.body[:device.at], statement, following,
+                                               *node.body[device.at + 1:]])
             self._need_torch()
             return cst.FlattenSentinel([node, statement])
 
@@ -1062,7 +1082,17 @@ class _DeviceRule(Rule):
                 self.report(node, message, fix, unsafe=unsafe)
 
 
-class CudaToDevice(_DeviceRule):
+class _DefinesDevice(_DeviceRule):
+    """A rule whose fixes may need the file's device: it may also report its definition."""
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._emit(node)
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._emit(node)
+
+
+class CudaToDevice(_DefinesDevice):
     """``.cuda()`` pins code to a GPU and fails on a CPU-only machine; 0.4 introduced ``torch.device``.
 
     Every ``.cuda(...)`` becomes ``.to(<the file's device>)`` (``non_blocking=`` kept),
@@ -1134,11 +1164,8 @@ class CudaToDevice(_DeviceRule):
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self._emit(node)
 
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self._emit(node)
 
-
-class CudaTensorTypes(_DeviceRule):
+class CudaTensorTypes(_DefinesDevice):
     """``torch.cuda.FloatTensor`` and friends raise on a CPU-only build ("type torch.cuda.FloatTensor not
     available"); since 0.4 a tensor's type is a dtype plus a device.
 
@@ -1180,9 +1207,6 @@ class CudaTensorTypes(_DeviceRule):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        self._emit(node)
-
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._emit(node)
 
 
