@@ -186,16 +186,49 @@ def _docstring_count(body: Sequence[cst.BaseStatement]) -> int:
 
 
 # -- scopes and bindings ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Binding:
+    """``kind``: "value"/"unpack" (an assigned expression), "iter" (a loop target over ``value``), "def", "unknown".
+
+    ``index`` is the top-level statement of the scope's body that holds the binding (-1 for parameters, None
+    where statements have no order); ``killing`` bindings (plain top-level assignments) hide every earlier one.
+    """
+
+    kind: str
+    value: Optional[cst.CSTNode]
+    scope: "_Scope"
+    index: Optional[int] = None
+    killing: bool = False
+
+
 @dataclass
 class _Scope:
     node: cst.CSTNode
     parent: Optional["_Scope"]
-    # name -> bindings: ("value"|"iter"|"unpack", expression) or ("def", FunctionDef) or ("unknown", None)
-    bindings: Dict[str, list] = field(default_factory=dict)
+    bindings: Dict[str, List[_Binding]] = field(default_factory=dict)
     opaque: Set[str] = field(default_factory=set)  # global/nonlocal: bound elsewhere
+    order: Optional[Dict[int, int]] = None  # id(top-level statement) -> index
 
-    def bind(self, name: str, kind: str, value: Optional[cst.CSTNode]) -> None:
-        self.bindings.setdefault(name, []).append((kind, value, self))
+    def bind(self, name: str, kind: str, value: Optional[cst.CSTNode], index: Optional[int] = None,
+             killing: bool = False) -> None:
+        self.bindings.setdefault(name, []).append(_Binding(kind, value, self, index, killing))
+
+    def position(self, ancestors: Sequence[cst.CSTNode]) -> Optional[int]:
+        """Index of the top-level statement of this scope's body that holds the end of ``ancestors``."""
+        node = self.node
+        if isinstance(node, cst.Module):
+            body, offset = node.body, 1
+        elif isinstance(node, cst.FunctionDef) and isinstance(node.body, cst.IndentedBlock):
+            body, offset = node.body.body, 2
+        else:
+            return None
+        if self.order is None:
+            self.order = {id(statement): index for index, statement in enumerate(body)}
+        for depth in range(len(ancestors) - 1, -1, -1):
+            if ancestors[depth] is node:
+                top = ancestors[depth + offset] if depth + offset < len(ancestors) else None
+                return self.order.get(id(top))
+        return None
 
 
 def _scope_index(ancestors: Sequence[cst.CSTNode], functions_only: bool = False) -> int:
@@ -271,20 +304,26 @@ class _Facts:
             scope = self.scopes[id(node)] = _Scope(node, parent)
         return scope
 
-    def bind_target(self, scope: _Scope, target: cst.CSTNode, kind: str, value: Optional[cst.CSTNode]) -> None:
+    def bind_target(self, scope: _Scope, target: cst.CSTNode, kind: str, value: Optional[cst.CSTNode],
+                    ancestors: Sequence[cst.CSTNode] = (), killing: bool = False) -> None:
+        """Bind the names of ``target``; a plain assignment at the top of its scope's body is ``killing``."""
         if isinstance(target, cst.Name):
-            scope.bind(target.value, kind, value)
+            top_level = len(ancestors) >= 3 and isinstance(ancestors[-2], cst.SimpleStatementLine) and (
+                ancestors[-3] is scope.node or len(ancestors) >= 4 and isinstance(ancestors[-3], cst.IndentedBlock)
+                and ancestors[-4] is scope.node)
+            scope.bind(target.value, kind, value, scope.position(ancestors), killing and top_level)
         elif isinstance(target, (cst.Tuple, cst.List)):
             values = value.elements if kind == "value" and isinstance(value, (cst.Tuple, cst.List)) else None
             pairwise = values is not None and len(values) == len(target.elements) and not any(
                 isinstance(e, cst.StarredElement) for e in (*values, *target.elements))
             for index, element in enumerate(target.elements):
                 if pairwise:
-                    self.bind_target(scope, element.value, "value", values[index].value)
+                    self.bind_target(scope, element.value, "value", values[index].value, ancestors, killing)
                 else:
-                    self.bind_target(scope, element.value, "iter" if kind == "iter" else "unpack", value)
+                    self.bind_target(scope, element.value, "iter" if kind == "iter" else "unpack", value,
+                                     ancestors, killing)
         elif isinstance(target, cst.StarredElement):
-            self.bind_target(scope, target.value, "unknown", None)
+            self.bind_target(scope, target.value, "unknown", None, ancestors)
 
     def collect_call(self, node: cst.Call, ancestors: tuple) -> None:
         func = node.func
@@ -322,7 +361,12 @@ class _Facts:
         return call
 
     # ---- "has no autograd history" ----
-    def lookup(self, name: str, scope: _Scope) -> Optional[list]:
+    def lookup(self, name: str, scope: _Scope, at: Optional[int] = None) -> Optional[List[_Binding]]:
+        """The bindings of ``name`` that may reach a use in ``scope`` at top-level statement ``at``.
+
+        Flow-insensitive, except that the last plain top-level assignment before the use's statement hides
+        the earlier bindings (``def f(state): state = torch.from_numpy(state); ... Variable(state)``).
+        """
         current: Optional[_Scope] = scope
         first = True
         while current is not None:
@@ -332,32 +376,40 @@ class _Facts:
             if name in current.opaque:
                 return None
             if name in current.bindings:
-                return current.bindings[name]
+                bindings = current.bindings[name]
+                if not first or at is None:
+                    return bindings
+                before = [b for b in bindings if b.killing and b.index < at]
+                if not before:
+                    return bindings
+                last = max(before, key=lambda b: b.index).index
+                return [b for b in bindings if b.index is None or last <= b.index <= at]
             current, first = current.parent, False
         return None
 
-    def _name(self, mode: str, name: str, scope: _Scope) -> bool:
-        bindings = self.lookup(name, scope)
+    def _name(self, mode: str, name: str, scope: _Scope, at: Optional[int]) -> bool:
+        bindings = self.lookup(name, scope, at)
         if not bindings:
             return False
-        key = (mode, id(bindings), name)
+        key = (mode, name, id(scope), at)
         if key in self.memo:
             return self.memo[key]
         self.memo[key] = True  # a cycle through this name adds no history
-        result = all(self._binding(mode, kind, value, where) for kind, value, where in bindings)
+        result = all(self._binding(mode, b) for b in bindings)
         self.memo[key] = result
         return result
 
-    def _binding(self, mode: str, kind: str, value, where: _Scope) -> bool:
+    def _binding(self, mode: str, binding: _Binding) -> bool:
+        kind, value, where, at = binding.kind, binding.value, binding.scope, binding.index
         if kind in ("unknown", "def"):
             return False
         if mode == "iter":  # the name holds a loader/iterator of data
-            return kind == "value" and (self.yields_data(value, where) or _is_loader_call(value))
+            return kind == "value" and (self.yields_data(value, where, at) or _is_loader_call(value))
         if kind == "iter":
-            return self.yields_data(value, where)
-        return self.is_data(value, where)
+            return self.yields_data(value, where, at)
+        return self.is_data(value, where, at)
 
-    def is_data(self, expr: cst.CSTNode, scope: _Scope) -> bool:
+    def is_data(self, expr: cst.CSTNode, scope: _Scope, at: Optional[int] = None) -> bool:
         """True when ``expr`` provably evaluates to something without autograd history."""
         if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
                              cst.FormattedString)):
@@ -365,9 +417,9 @@ class _Facts:
         if isinstance(expr, cst.Name):
             if expr.value in ("True", "False", "None"):
                 return True
-            return self._name("data", expr.value, scope)
+            return self._name("data", expr.value, scope, at)
         if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
-            return all(not isinstance(e, cst.StarredElement) and self.is_data(e.value, scope)
+            return all(not isinstance(e, cst.StarredElement) and self.is_data(e.value, scope, at)
                        for e in expr.elements)
         if isinstance(expr, cst.Attribute):
             if expr.attr.value == "data":
@@ -375,28 +427,28 @@ class _Facts:
             qualname = self.ctx.qualname(expr)
             if qualname is not None:
                 return qualname.split(".")[0] in ("torch", "numpy", "math")
-            return self.is_data(expr.value, scope)
+            return self.is_data(expr.value, scope, at)
         if isinstance(expr, cst.Subscript):
-            return self.is_data(expr.value, scope)
+            return self.is_data(expr.value, scope, at)
         if isinstance(expr, cst.BinaryOperation):
-            return self.is_data(expr.left, scope) and self.is_data(expr.right, scope)
+            return self.is_data(expr.left, scope, at) and self.is_data(expr.right, scope, at)
         if isinstance(expr, cst.UnaryOperation):
-            return self.is_data(expr.expression, scope)
+            return self.is_data(expr.expression, scope, at)
         if isinstance(expr, cst.BooleanOperation):
-            return self.is_data(expr.left, scope) and self.is_data(expr.right, scope)
+            return self.is_data(expr.left, scope, at) and self.is_data(expr.right, scope, at)
         if isinstance(expr, cst.Comparison):
             return True  # bool / comparison tensors have no history
         if isinstance(expr, cst.IfExp):
-            return self.is_data(expr.body, scope) and self.is_data(expr.orelse, scope)
+            return self.is_data(expr.body, scope, at) and self.is_data(expr.orelse, scope, at)
         if isinstance(expr, cst.Call):
-            return self._call_is_data(expr, scope)
+            return self._call_is_data(expr, scope, at)
         return False
 
-    def _args_data(self, call: cst.Call, scope: _Scope, skip: Tuple[str, ...] = ()) -> bool:
+    def _args_data(self, call: cst.Call, scope: _Scope, at: Optional[int], skip: Tuple[str, ...] = ()) -> bool:
         return all(not arg.star and (arg.keyword is not None and arg.keyword.value in skip
-                                     or self.is_data(arg.value, scope)) for arg in call.args)
+                                     or self.is_data(arg.value, scope, at)) for arg in call.args)
 
-    def _call_is_data(self, call: cst.Call, scope: _Scope) -> bool:
+    def _call_is_data(self, call: cst.Call, scope: _Scope, at: Optional[int] = None) -> bool:
         func = call.func
         qualname = self.ctx.qualname(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         if qualname is not None:
@@ -410,80 +462,80 @@ class _Facts:
                 return not any(arg.keyword is not None and arg.keyword.value == "requires_grad"
                                and not _is_false(arg.value) for arg in call.args)
             if root != "torch" or qualname.startswith(("torch.nn.", "torch.autograd.", "torch.load", "torch.jit")):
-                return qualname.startswith("torch.nn.functional.") and self._args_data(call, scope)
-            return self._args_data(call, scope, skip=("dim", "out", "dtype", "device"))
+                return qualname.startswith("torch.nn.functional.") and self._args_data(call, scope, at)
+            return self._args_data(call, scope, at, skip=("dim", "out", "dtype", "device"))
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             if method in HISTORY_FREE_METHODS:
                 return True
             if method == "next" and not call.args:
-                return self.yields_data(func.value, scope)
+                return self.yields_data(func.value, scope, at)
             if method in NEUTRAL_METHODS:
-                return self.is_data(func.value, scope)
+                return self.is_data(func.value, scope, at)
             if method in ("requires_grad_", "retain_grad"):
                 return False
-            return self.is_data(func.value, scope) and self._args_data(call, scope)
-        if isinstance(func, cst.Name) and self.lookup(func.value, scope) is None:
+            return self.is_data(func.value, scope, at) and self._args_data(call, scope, at)
+        if isinstance(func, cst.Name) and self.lookup(func.value, scope, at) is None:
             name = func.value
             if name in _NUMBER_BUILTINS:
                 return True
             if name == "next" and call.args:
-                return self.yields_data(call.args[0].value, scope)
+                return self.yields_data(call.args[0].value, scope, at)
             if name in _PASSING_BUILTINS:
-                return self._args_data(call, scope, skip=("key", "reverse"))
+                return self._args_data(call, scope, at, skip=("key", "reverse"))
             return False
         if isinstance(func, cst.Name):
-            return self.is_tensor_type(func, scope)
+            return self.is_tensor_type(func, scope, at)
         return False
 
-    def is_tensor_type(self, expr: cst.CSTNode, scope: _Scope) -> bool:
+    def is_tensor_type(self, expr: cst.CSTNode, scope: _Scope, at: Optional[int] = None) -> bool:
         """``torch.FloatTensor``, ``torch.cuda.FloatTensor``, or a name bound only to such types."""
         if isinstance(expr, cst.IfExp):
-            return self.is_tensor_type(expr.body, scope) and self.is_tensor_type(expr.orelse, scope)
+            return self.is_tensor_type(expr.body, scope, at) and self.is_tensor_type(expr.orelse, scope, at)
         if isinstance(expr, (cst.Name, cst.Attribute)) and self.ctx.qualname(expr) in TENSOR_TYPES:
             return True
         if isinstance(expr, cst.Name):
-            bindings = self.lookup(expr.value, scope)
-            return bool(bindings) and all(kind == "value" and self.is_tensor_type(value, where)
-                                          for kind, value, where in bindings)
+            bindings = self.lookup(expr.value, scope, at)
+            return bool(bindings) and all(b.kind == "value" and self.is_tensor_type(b.value, b.scope, b.index)
+                                          for b in bindings)
         return False
 
-    def yields_data(self, expr: cst.CSTNode, scope: _Scope) -> bool:
+    def yields_data(self, expr: cst.CSTNode, scope: _Scope, at: Optional[int] = None) -> bool:
         """True when iterating ``expr`` yields data (a loader, ``enumerate(loader)``, a data tensor...)."""
         if isinstance(expr, cst.Call) and isinstance(expr.func, (cst.Name, cst.Attribute)):
             name = dotted(expr.func) or ""
             last = name.rsplit(".", 1)[-1]
             if name == "range":
                 return True
-            if last in _ITERATING_CALLS and (isinstance(expr.func, cst.Attribute) or self.lookup(name, scope) is None):
+            if last in _ITERATING_CALLS and (isinstance(expr.func, cst.Attribute) or self.lookup(name, scope, at) is None):
                 positional = [a.value for a in expr.args if a.keyword is None and not a.star]
                 if last in ("enumerate", "iter", "tqdm", "trange", "reversed", "sorted", "list", "tuple"):
                     positional = positional[:1]
-                return bool(positional) and all(self.yields_data(a, scope) for a in positional)
+                return bool(positional) and all(self.yields_data(a, scope, at) for a in positional)
         if isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript)):
             target = expr.value if isinstance(expr, cst.Subscript) else expr
             name = dotted(target)
             if name is not None and "loader" in name.rsplit(".", 1)[-1].lower():
                 return True
-            if isinstance(expr, cst.Name) and self._name("iter", expr.value, scope):
+            if isinstance(expr, cst.Name) and self._name("iter", expr.value, scope, at):
                 return True
-        return self.is_data(expr, scope)
+        return self.is_data(expr, scope, at)
 
-    def is_fresh(self, expr: cst.CSTNode, scope: _Scope) -> bool:
+    def is_fresh(self, expr: cst.CSTNode, scope: _Scope, at: Optional[int] = None) -> bool:
         """A new tensor without history that nothing else refers to (``requires_grad_()`` on it is exact)."""
         if not isinstance(expr, cst.Call):
             return False
         func = expr.func
         if isinstance(func, (cst.Name, cst.Attribute)) and self.ctx.qualname(func) in FACTORIES:
-            return self.is_data(expr, scope)
+            return self.is_data(expr, scope, at)
         if isinstance(func, cst.Name):
-            return self.is_tensor_type(func, scope)
+            return self.is_tensor_type(func, scope, at)
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             if method.startswith("new") and method in HISTORY_FREE_METHODS or method == "clone":
-                return self.is_data(func.value, scope)
+                return self.is_data(func.value, scope, at)
             if method in NEUTRAL_METHODS:
-                return self.is_fresh(func.value, scope)
+                return self.is_fresh(func.value, scope, at)
         return False
 
     # ---- decisions ----
@@ -561,15 +613,16 @@ class _Planner:
     def _strategy(self, call: _Call) -> str:
         """How ``Variable(x, ...)`` becomes plain tensor code."""
         scope = self._scope(call)
+        at = scope.position(call.ancestors)
         value = call.data.value
         wants_grad = call.requires_grad is not None and not _is_false(call.requires_grad.value)
-        data = self.facts.is_data(value, scope)
+        data = self.facts.is_data(value, scope, at)
         if not wants_grad:
             return "data" if data else "detach"
         if isinstance(value, cst.Call) and self.ctx.qualname(value.func) in REQUIRES_GRAD_FACTORIES and not any(
                 arg.keyword is not None and arg.keyword.value == "requires_grad" for arg in value.args):
             return "factory"
-        if self.facts.is_fresh(value, scope):
+        if self.facts.is_fresh(value, scope, at):
             return "fresh"
         return "detach_grad"
 
@@ -779,7 +832,7 @@ class _Planner:
                     found.append((call, anc))
             elif isinstance(func, cst.Name) and func.value == name:
                 bindings = self.facts.lookup(name, self.facts.scope(anc))
-                if bindings and len(bindings) == 1 and bindings[0][1] is function:
+                if bindings and len(bindings) == 1 and bindings[0].value is function:
                     found.append((call, anc))
         return found
 
@@ -869,8 +922,8 @@ class _Planner:
         func = call.func
         if isinstance(func, cst.Name):
             bindings = self.facts.lookup(func.value, self.facts.scope(anc))
-            if bindings and len(bindings) == 1 and bindings[0][0] == "def":
-                return bindings[0][1]
+            if bindings and len(bindings) == 1 and bindings[0].kind == "def":
+                return bindings[0].value
         elif isinstance(func, cst.Attribute):
             for node in reversed(anc):
                 if isinstance(node, cst.ClassDef):
@@ -1208,23 +1261,25 @@ class _VariableFamily(Rule):
         if self.feeds:
             scope = self._scope_here()
             for target in node.targets:
-                self.facts.bind_target(scope, target.target, "value", node.value)
+                self.facts.bind_target(scope, target.target, "value", node.value, self.ctx.ancestors, killing=True)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if self.feeds:
-            self.facts.bind_target(self._scope_here(), node.target, "value", node.value)
+            self.facts.bind_target(self._scope_here(), node.target, "value", node.value, self.ctx.ancestors)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if self.feeds and node.value is not None:
-            self.facts.bind_target(self._scope_here(), node.target, "value", node.value)
+            self.facts.bind_target(self._scope_here(), node.target, "value", node.value, self.ctx.ancestors,
+                                   killing=True)
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
         if self.feeds:
-            self.facts.bind_target(self._scope_here(functions_only=True), node.target, "value", node.value)
+            self.facts.bind_target(self._scope_here(functions_only=True), node.target, "value", node.value,
+                                   self.ctx.ancestors)
 
     def visit_For(self, node: cst.For) -> None:
         if self.feeds:
-            self.facts.bind_target(self._scope_here(), node.target, "iter", node.iter)
+            self.facts.bind_target(self._scope_here(), node.target, "iter", node.iter, self.ctx.ancestors)
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
         if self.feeds:
@@ -1235,11 +1290,11 @@ class _VariableFamily(Rule):
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if self.feeds and node.asname is not None:
-            self.facts.bind_target(self._scope_here(), node.asname.name, "unknown", None)
+            self.facts.bind_target(self._scope_here(), node.asname.name, "unknown", None, self.ctx.ancestors)
 
     def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
         if self.feeds and node.name is not None:
-            self.facts.bind_target(self._scope_here(), node.name.name, "unknown", None)
+            self.facts.bind_target(self._scope_here(), node.name.name, "unknown", None, self.ctx.ancestors)
 
     def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
         if self.feeds:
@@ -1247,21 +1302,23 @@ class _VariableFamily(Rule):
             while isinstance(name, cst.Attribute):
                 name = name.value
             if isinstance(name, cst.Name):
-                self._scope_here().bind(name.value, "unknown", None)
+                self.facts.bind_target(self._scope_here(), name, "unknown", None, self.ctx.ancestors)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if self.feeds:
-            self._scope_here().bind(node.name.value, "def", node)
+            scope = self._scope_here()
+            scope.bind(node.name.value, "def", node, scope.position(self.ctx.ancestors))
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if self.feeds:
-            self._scope_here().bind(node.name.value, "unknown", None)
+            self.facts.bind_target(self._scope_here(), node.name, "unknown", None, self.ctx.ancestors)
 
     def visit_Param(self, node: cst.Param) -> None:
         if self.feeds:
             anc = self.ctx.ancestors
             owner = next(n for n in reversed(anc) if isinstance(n, (cst.FunctionDef, cst.Lambda)))
-            self.facts.scope([*anc[:anc.index(owner) + 1], owner.body]).bind(node.name.value, "unknown", None)
+            scope = self.facts.scope([*anc[:anc.index(owner) + 1], owner.body])
+            scope.bind(node.name.value, "unknown", None, index=-1)
 
     def visit_Global(self, node: cst.Global) -> None:
         if self.feeds:

@@ -98,6 +98,12 @@ def rewrite_line(body, rules=None):
     ("c = Variable(x.data.clone())\n", "c = x.data.clone()\n"),
     ("def f(self, x, h0=Variable(torch.zeros(1))):\n    return x\n",
      "def f(self, x, h0=torch.zeros(1)):\n    return x\n"),
+    # a plain top-level assignment hides earlier bindings, parameters included (pytorch/examples reinforce.py)
+    ("def select_action(state):\n    state = torch.from_numpy(state).float().unsqueeze(0)\n"
+     "    probs = policy(Variable(state))\n",
+     "def select_action(state):\n    state = torch.from_numpy(state).float().unsqueeze(0)\n    probs = policy(state)\n"),
+    ("def f(x):\n    x = model(x)\n    x = torch.zeros(2)\n    return Variable(x)\n",
+     "def f(x):\n    x = model(x)\n    x = torch.zeros(2)\n    return x\n"),
 ])
 def test_wrapper_goes_when_the_argument_has_no_history(before, after):
     assert rewrite_line(before) == after
@@ -122,6 +128,13 @@ def test_wrapper_goes_when_the_argument_has_no_history(before, after):
     ("w = torch.zeros(3, requires_grad=True)\nv = Variable(w)\n",
      "w = torch.zeros(3, requires_grad=True)\nv = w.detach()\n"),
     ("x = batch.x\nv = Variable(x)\n", "x = batch.x\nv = x.detach()\n"),
+    # bindings that can still reach the use: a later one in the same loop, a conditional one, a later plain one
+    ("def g(x):\n    x = torch.zeros(3)\n    for i in range(3):\n        y = Variable(x)\n        x = model(x)\n",
+     "def g(x):\n    x = torch.zeros(3)\n    for i in range(3):\n        y = x.detach()\n        x = model(x)\n"),
+    ("def h(x):\n    if cond:\n        x = torch.zeros(3)\n    return Variable(x)\n",
+     "def h(x):\n    if cond:\n        x = torch.zeros(3)\n    return x.detach()\n"),
+    ("def k(x):\n    x = torch.zeros(3)\n    x = model(x)\n    return Variable(x)\n",
+     "def k(x):\n    x = torch.zeros(3)\n    x = model(x)\n    return x.detach()\n"),
 ])
 def test_graph_may_flow_so_the_cut_is_kept(before, after):
     assert rewrite_line(before) == after
