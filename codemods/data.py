@@ -66,12 +66,24 @@ BUILTIN_NUMBERS = frozenset({"len", "int", "float", "round"})
 NON_TORCH_LIBRARIES = frozenset({"numpy", "scipy", "pandas", "PIL", "cv2", "skimage", "imageio", "h5py", "json",
                                  "pickle", "os", "sys", "io", "csv", "re", "random", "collections", "itertools",
                                  "argparse", "time", "datetime", "sklearn", "matplotlib", "torchvision",
-                                 "requests", "yaml"})
+                                 "requests", "yaml", "torchnet"})
 # Names that hold something with a `.data` attribute that is not a tensor's (datasets, namespaces, ...).
 NON_TENSOR_NAME = re.compile(
-    r"(?i)^(self|cls|args?|opts?|options|config|cfg|conf|hparams|flags|kwargs|params|"
+    r"(?i)^(self|cls|args?|opts?|options|config|cfg|conf|hparams|flags|kwargs|params|res|resp|result|results|"
     r"\w*(set|loader|corpus|df|dict|json|response|request|image|img|file))$")
+# Attributes only torch tensors have (numpy arrays share `max`, `view`, `size`, `sum`, ...): a name used
+# with one of them, or a `.data` followed by one, is a tensor.
+TENSOR_ONLY = frozenset({"backward", "grad", "grad_fn", "requires_grad", "requires_grad_", "register_hook",
+                         "retain_grad", "volatile", "cuda", "cpu", "numpy", "detach", "view_as", "unsqueeze", "dim",
+                         "topk", "eq", "ne", "float", "long", "double", "half", "contiguous", "permute", "mm", "bmm",
+                         "matmul", "expand", "expand_as", "masked_fill", "masked_fill_", "index_select", "gather",
+                         "scatter_", "zero_", "fill_", "normal_", "uniform_", "add_", "mul_", "is_cuda", "new",
+                         "type_as", "chunk", "narrow", "t", "norm", "sigmoid", "tanh", "exp", "log", "clamp",
+                         "item", "data_ptr", "new_zeros", "new_ones", "new_full"})
 NAMESPACE_NAME = re.compile(r"(?i)^(args?|opts?|options|config|cfg|conf|hparams|flags)$")
+# `output = model(x)` with `model` a parameter: what such names are called with returns a tensor.
+MODEL_NAME = re.compile(r"^(?i:model|net|network|encoder|decoder|generator|discriminator|critic|classifier|"
+                        r"\w+_(?:model|net)|net_?[A-Z]\w*)$|^[GD]$")
 
 
 def _is_parameter_attribute(name: str) -> bool:
@@ -144,6 +156,7 @@ class _Scope:
         self.backward: Set[str] = set()  # `name.backward()` without a gradient: name held one value
         self.uses: Dict[str, Set[str]] = {}  # name -> attributes read on it, "[0]"/"[]" for subscripts
         self.returns: List[cst.BaseExpression] = []
+        self.passed: Dict[str, List[cst.Call]] = {}  # name -> calls it is a positional argument of
 
 
 class _Collector(cst.CSTVisitor):
@@ -204,7 +217,9 @@ class _Collector(cst.CSTVisitor):
         self.stack.pop()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._bind(node.name, "other", None)
+        self._bind(node.name, "class", node)
+        if any((self.analysis.ctx.qualname(b.value) or "").startswith("torch.nn.") for b in node.bases):
+            self.analysis.module_classes.add(id(node))
         scope = _Scope(node, self.scope)
         self.analysis.scopes[id(node)] = scope
         self.stack.append(scope)
@@ -258,6 +273,9 @@ class _Collector(cst.CSTVisitor):
             self.scope.backward.add(func.value.value)
         if "create_graph" in _keywords(node):
             self.analysis.create_graph = True
+        for arg in node.args:
+            if isinstance(arg.value, cst.Name):
+                self.scope.passed.setdefault(arg.value.value, []).append(node)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value == "data":
@@ -293,6 +311,8 @@ class _Analysis:
         self.namespaces: Set[str] = set()  # names bound to `parser.parse_args()`
         self.create_graph = False
         self.has_data = False
+        self.module_classes: Set[int] = set()  # classes of this file that subclass torch.nn.*
+        self.torch_file = ctx.imports.imports_module("torch")
         ctx.module.visit(_Collector(self))
         self._kinds: Dict[Tuple[int, int], Optional[str]] = {}
         self._pending: Set[Tuple[int, int]] = set()
@@ -408,6 +428,8 @@ class _Analysis:
             return TENSOR if self.parameter_source(value, scope) else None
         if kind == "def":
             return OTHER
+        if kind == "class":
+            return OTHER  # calling it: `_call_kind`
         if kind == "unpack" and value is not None:
             return self._element_kind(*value, scope, depth)
         return None
@@ -462,17 +484,23 @@ class _Analysis:
             if bindings is None:
                 if func.value in BUILTIN_NUMBERS:
                     return NUMBER
-                return SCALAR if self._loss_name(func.value) else None
+                if self._loss_name(func.value):
+                    return SCALAR
+                return TENSOR if MODEL_NAME.match(func.value) else None
             callee = self.kind(func, scope, depth)
             if callee == LOSS_FN:
                 return SCALAR
             if callee == MODULE:
                 return TENSOR
+            if len(bindings) == 1 and bindings[0][0] == "class":
+                return MODULE if id(bindings[0][1]) in self.module_classes else None
             if len(bindings) == 1 and bindings[0][0] == "def":
                 returns = self.scopes[id(bindings[0][1])]
                 return _combine([self.kind(r, returns, depth) for r in returns.returns]) if returns.returns else None
             if all(kind == "param" for kind, _ in bindings):
-                return SCALAR if self._loss_name(func.value) else None
+                if self._loss_name(func.value):
+                    return SCALAR
+                return TENSOR if MODEL_NAME.match(func.value) else None
             return None
         if not isinstance(func, cst.Attribute):
             return None
@@ -519,6 +547,8 @@ class _Analysis:
             return TENSOR
         if module == "math":
             return NUMBER
+        if qualified.startswith("torchvision.models."):
+            return MODULE
         if qualified.split(".")[0] in NON_TORCH_LIBRARIES or qualified.startswith("torch.utils."):
             return OTHER
         return None
@@ -563,29 +593,68 @@ class _Analysis:
             (kind == "for" and self.parameter_source(value, found)) or (kind == "assign" and _creates_leaf(value))
             for kind, value in bindings)
 
-    def tensorish(self, receiver: cst.CSTNode, scope: _Scope) -> bool:
-        """``receiver.data`` is a tensor's ``.data`` (not a dataset's, a namespace's, a module's)."""
+    def tensor_evidence(self, receiver: cst.CSTNode, scope: _Scope, ancestors: Sequence[cst.CSTNode] = ()) -> bool:
+        """``receiver.data`` is a tensor's ``.data``, not a dataset's, a namespace's, a numpy array's.
+
+        Evidence: the receiver's kind (a loss, a torch call, a module's output, a parameter), or the
+        name's other uses in its scope (``x.backward()``, ``x.cuda()``, ``criterion(x, y)``), or what is
+        done with ``.data`` (``.cpu()``, ``.numpy()``, a torch function's argument). Names like
+        ``dataset``, ``args``, ``self``, ``response`` never qualify.
+        """
+        if self.leaf_like(receiver, scope):
+            return True
         kind = self.kind(receiver, scope)
         if kind in (SCALAR, TENSOR):
             return True
-        if kind not in (None, _PENDING):
+        if kind not in (None, _PENDING) or _vetoed(receiver) or (
+                isinstance(receiver, cst.Name) and self._is_namespace(receiver.value, scope)):
             return False
-        if isinstance(receiver, cst.Name):
-            return not NON_TENSOR_NAME.match(receiver.value) and not self._is_namespace(receiver.value, scope)
-        if isinstance(receiver, cst.Attribute):
-            return receiver.attr.value == "grad" or _is_parameter_attribute(receiver.attr.value)
+        if ancestors and self._chain_evidence(ancestors):
+            return True
+        return self.torch_file and self._use_evidence(receiver, scope)
+
+    def _use_evidence(self, receiver: cst.CSTNode, scope: _Scope) -> bool:
         if isinstance(receiver, cst.Subscript):
-            return isinstance(receiver.value, (cst.Name, cst.Attribute)) and self.tensorish(receiver.value, scope)
+            return self._use_evidence(receiver.value, scope)
         if isinstance(receiver, cst.Call):
             func = receiver.func
-            qualified = self.ctx.qualname(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
-            if qualified is not None:
-                return qualified.startswith("torch.")
             if isinstance(func, cst.Name) and func.value == "next":
                 return any(self.parameter_source(a.value, scope) for a in receiver.args)
-            if isinstance(func, cst.Attribute):
-                return self.kind(func.value, scope) not in (OTHER, NUMBER) or _is_self(func.value)
-            return isinstance(func, cst.Name)
+            return isinstance(func, cst.Attribute) and (func.attr.value in TENSOR_ONLY
+                                                        or func.attr.value in SCALAR_PRESERVING)
+        if not isinstance(receiver, cst.Name):
+            return False
+        name = receiver.value
+        found, bindings = self.lookup(name, scope)
+        scopes = [scope] + ([found] if found is not None and found is not scope else [])
+        if any(TENSOR_ONLY & s.uses.get(name, set()) for s in scopes):
+            return True
+        if any(kind == "assign" and self.kind(value, found) in (SCALAR, TENSOR) for kind, value in bindings or ()):
+            return True
+        return any(self._tensor_call(call, s) for s in scopes for call in s.passed.get(name, ()))
+
+    def _tensor_call(self, call: cst.Call, scope: _Scope) -> bool:
+        """A call whose tensor arguments are tensors: torch functions, losses, modules."""
+        func = call.func
+        qualified = self.ctx.qualname(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+        if qualified is not None:
+            return qualified.startswith("torch.")
+        return self.kind(func, scope) in (LOSS_FN, MODULE)
+
+    def _chain_evidence(self, ancestors: Sequence[cst.CSTNode]) -> bool:
+        """``x.data.cpu()``, ``x.data[0].numpy()``, ``Variable(x.data)``: only a tensor's ``.data`` does that."""
+        index = len(ancestors) - 1
+        parent = ancestors[index - 1]
+        if isinstance(parent, cst.Subscript) and parent.value is ancestors[index] and index >= 2:
+            index -= 1
+            parent = ancestors[index - 1]
+        if isinstance(parent, cst.Attribute) and parent.value is ancestors[index]:
+            call = ancestors[index - 2] if index >= 2 else None
+            torch_keywords = isinstance(call, cst.Call) and call.func is parent and bool(
+                {"dim", "keepdim"} & set(_keywords(call)))  # numpy says `axis`, `keepdims`
+            return parent.attr.value in TENSOR_ONLY or torch_keywords
+        if isinstance(parent, cst.Arg) and index >= 2 and isinstance(ancestors[index - 2], cst.Call):
+            return self._tensor_call(ancestors[index - 2], self.scope_for(ancestors))
         return False
 
     # -- updates -----------------------------------------------------------------------------
@@ -678,14 +747,16 @@ class _Analysis:
     def _classify(self, attr: cst.Attribute, ancestors: List[cst.CSTNode]) -> Optional[_Site]:
         scope = self.scope_for(ancestors)
         receiver = attr.value
-        if not (self.tensorish(receiver, scope) or self.leaf_like(receiver, scope)):
-            return None
         parent = ancestors[-2]
         grand = ancestors[-3] if len(ancestors) > 2 else None
+        index_zero = (isinstance(parent, cst.Subscript) and parent.value is attr and _index_value(parent) == 0
+                      and not _tensor_context(parent, grand) and not _written(ancestors[:-1]))
+        if not self.tensor_evidence(receiver, scope, ancestors) and not (
+                index_zero and self.torch_file and not _vetoed(receiver)):
+            return None  # `x.data[0]` in a torch file is the 0.3 idiom even without other evidence
         scalar = self.kind(receiver, scope) == SCALAR
         name = _code(receiver)
-        if isinstance(parent, cst.Subscript) and parent.value is attr and _index_value(parent) == 0 \
-                and not _tensor_context(parent, grand) and not _written(ancestors[:-1]):
+        if index_zero:
             if scalar:
                 return _Site("TM301", parent, f"`{name}.data[0]` on a 0-dim tensor raises IndexError: `.item()`",
                              _fix_item)
@@ -868,8 +939,11 @@ def _analysis(ctx) -> _Analysis:
 
 
 # -- small predicates ---------------------------------------------------------------------------
-def _is_self(node: cst.CSTNode) -> bool:
-    return isinstance(node, cst.Name) and node.value == "self"
+def _vetoed(receiver: cst.CSTNode) -> bool:
+    """The name the receiver is built from says it is not a tensor (``dataset``, ``args``, ``self``)."""
+    while isinstance(receiver, (cst.Subscript, cst.Call, cst.Attribute)):
+        receiver = receiver.func if isinstance(receiver, cst.Call) else receiver.value
+    return isinstance(receiver, cst.Name) and bool(NON_TENSOR_NAME.match(receiver.value))
 
 
 def _reduces(call: cst.Call, positional_limit: int) -> bool:
@@ -1087,7 +1161,8 @@ class DataIndexZero(_DataSiteRule):
                 "m = torch.sum(x ** 2)\nprint(err.data[0], m.data.cpu().numpy()[0], (-0.5 * m).cpu().data[0])\n",
                 "import torch\ncriterion = torch.nn.MSELoss()\nerr = criterion(a, b) + criterion(c, d)\n"
                 "m = torch.sum(x ** 2)\nprint(err.item(), m.item(), (-0.5 * m).cpu().item())\n"),
-        Example("h = model(x)\nprint(h.data[0])\n", "h = model(x)\nprint(h.item())\n", unsafe=True),
+        Example("import torch\n\nh = model(x)\nprint(h.data[0])\n", "import torch\n\nh = model(x)\nprint(h.item())\n",
+                unsafe=True),
     )
     keeps = (
         "out = model(x)\nimg = out.data[0].numpy()\n",  # the first image: a row read (TM303)
@@ -1121,8 +1196,8 @@ class LegacyPythonNumbers(_DataSiteRule):
                 "import torch.nn as nn\ncriterion = nn.CrossEntropyLoss()\n\n\ndef evaluate(data):\n"
                 "    total_loss = 0\n    for x, y in data:\n"
                 "        total_loss += len(x) * criterion(model(x), y).item()\n    return total_loss / len(data)\n"),
-        Example("D_x = output.data.mean()\nprint('D(x): %.4f' % D_x)\n",
-                "D_x = output.mean().item()\nprint('D(x): %.4f' % D_x)\n"),
+        Example("import torch\n\noutput = netD(x)\nD_x = output.data.mean()\nprint('D(x): %.4f' % D_x)\n",
+                "import torch\n\noutput = netD(x)\nD_x = output.mean().item()\nprint('D(x): %.4f' % D_x)\n"),
     )
     keeps = (
         "param_norm = p.grad.data.norm(2)\ntotal_norm += param_norm.item() ** 2\n",  # 0.4 style: used as a tensor
@@ -1184,9 +1259,10 @@ class DataRead(_DataSiteRule):
     triggers = (".data",)
     changes = (
         Example("out = model(x)\nimgs = out.data.cpu().numpy()\n", "out = model(x)\nimgs = out.detach().cpu().numpy()\n"),
-        Example("output = model(data)\npred = output.data.max(1, keepdim=True)[1]\n"
-                "hits = pred.eq(target.data.view_as(pred))\n",
-                "output = model(data)\npred = output.max(1, keepdim=True)[1]\nhits = pred.eq(target.view_as(pred))\n"),
+        Example("import torch\n\n\ndef test(model, data, target):\n    output = model(data)\n"
+                "    pred = output.data.max(1, keepdim=True)[1]\n    hits = pred.eq(target.data.view_as(pred))\n",
+                "import torch\n\n\ndef test(model, data, target):\n    output = model(data)\n"
+                "    pred = output.max(1, keepdim=True)[1]\n    hits = pred.eq(target.view_as(pred))\n"),
         Example("import torch.nn as nn\n\n\ndef init(m):\n    nn.init.normal_(m.weight.data, 0.0, 0.02)\n"
                 "    grad = m.weight.grad.data\n",
                 "import torch.nn as nn\n\n\ndef init(m):\n    nn.init.normal_(m.weight, 0.0, 0.02)\n"
@@ -1262,7 +1338,7 @@ class DataUpdate(Rule):
         if not isinstance(block, (cst.IndentedBlock, cst.Module)):
             return  # an `elif` branch: its `if` is the statement
         keep = {_code(a.value) for a in _descendants(node) if isinstance(a, cst.Attribute) and a.attr.value == "data"
-                and not (analysis.tensorish(a.value, scope) or analysis.leaf_like(a.value, scope))}
+                and not analysis.tensor_evidence(a.value, scope)}
         if analysis.in_no_grad(ancestors):
             fix = lambda updated: updated.visit(_StripData(keep))  # noqa: E731
         else:

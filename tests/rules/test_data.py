@@ -108,7 +108,7 @@ def test_scalar_sources_become_item(source):
 @pytest.mark.parametrize("source", [
     "import torch.nn.functional as F\nloss = F.nll_loss(o, t, reduce=False)\nv = loss.data[0]\n",
     "import torch.nn as nn\ncrit = nn.MSELoss(reduction='none')\nv = crit(a, b).data[0]\n",
-    "def f(h):\n    return h.data[0]\n",
+    "import torch\n\n\ndef f(h):\n    return h.data[0]\n",
     "out = model(x)\nv = float(out.data[0])\n",
 ])
 def test_values_that_may_have_several_elements_are_only_flagged(source):
@@ -144,6 +144,13 @@ def test_row_reads_are_left_to_data_read():
     outcome = migrate("out = model(x)\nimg = out.data[0].numpy()\nrow = out.data[0][1]\n")
     assert outcome.text == "out = model(x)\nimg = out.detach()[0].numpy()\nrow = out.detach()[0][1]\n"
     assert applied(outcome) == ["TM303", "TM303"]
+
+
+def test_unknown_values_need_evidence_of_being_tensors():
+    source = "page = fetch()\nfirst = page.data[0]\nrows = page.data\nfirst_row = rows[0]\n"
+    assert not migrate(source).findings  # no torch import, nothing tensor-like: another library's `.data`
+    outcome = migrate("import torch\n\n\ndef log(h):\n    print(h.data)\n    h.backward()\n")
+    assert "print(h.detach())" in outcome.text  # `h.backward()`: h is a tensor
 
 
 def test_numpy_chain_index_zero_of_a_loss():
@@ -219,8 +226,8 @@ def test_comparison_counts_are_python_ints_like_in_0_3():
 
 
 def test_reductions_of_data_are_numbers_only_where_used_as_numbers():
-    outcome = migrate("d = out.data.mean()\nprint('%.4f' % d)\nn = p.grad.data.norm(2)\nprint(n.item())\n"
-                      "s = x.data.sum()\nreturn_value = [s]\n")
+    outcome = migrate("import torch\nout, x = model(a), model(b)\nd = out.data.mean()\nprint('%.4f' % d)\n"
+                      "n = p.grad.data.norm(2)\nprint(n.item())\ns = x.data.sum()\nreturn_value = [s]\n")
     assert "d = out.mean().item()" in outcome.text
     assert "n = p.grad.norm(2)\n" in outcome.text  # used as a tensor later: TM303, no `.item()`
     assert "s = x.data.sum()" not in outcome.text
@@ -270,6 +277,7 @@ def test_plain_reads_where_no_graph_can_follow():
     outcome = migrate("""
     import torch
     import torch.nn as nn
+    x, out = torch.randn(3), net(torch.randn(3))
     n = x.data.size(0)
     s = x.data.shape
     mask = (x.data > 0).float()
