@@ -185,6 +185,13 @@ class _Walker(cst.CSTVisitor):
     def on_leave(self, original_node: cst.CSTNode) -> None:
         self.stack.pop()
 
+    # No ``visit_<Node>_<attribute>`` handlers here: skip libcst's lookup for every field of every node.
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        pass
+
     def where(self, depth: int = 0) -> _Where:
         """Where ``stack[-1 - depth]`` is."""
         stack = self.stack[: len(self.stack) - depth]
@@ -221,9 +228,11 @@ class _Facts(_Walker):
         self.cuda_calls: List[Tuple[cst.Call, _Where]] = []
         self.constructors: List[Tuple[cst.Call, str, bool, bool, _Where]] = []  # call, type, cuda?, filled?, where
         self.type_calls: List[Tuple[cst.Call, _Where]] = []
+        self.storages: Set[int] = set()  # ``.cuda()`` calls on storages (``map_location=lambda storage, loc: ...``)
         self.cuda_only: List[Tuple[cst.SimpleStatementLine, _Where]] = []
         self.bindings: Dict[Tuple[int, str], List[_Binding]] = {}
         self.globals: Dict[int, Set[str]] = {}
+        self.scopes: Dict[int, cst.CSTNode] = {}
         self.flags: List[Tuple[str, _Binding, cst.CSTNode]] = []  # ``x = ... torch.cuda.is_available() ...``
         self.devices: List[Tuple[str, _Binding, cst.CSTNode]] = []  # ``x = torch.device(...)``
         self.device_params: List[cst.FunctionDef] = []
@@ -256,6 +265,7 @@ class _Facts(_Walker):
                 self._bind(target.value, "other", scope=scope)
             return
         scope = scope if scope is not None else self._scope()
+        self.scopes[id(scope)] = scope
         line, top, start = None, False, self.count
         lines = [i for i, n in enumerate(self.stack) if isinstance(n, cst.SimpleStatementLine)]
         if lines and kind == "assign":
@@ -359,6 +369,9 @@ class _Facts(_Walker):
             method = func.attr.value
             if method == "cuda" and self.qualname(func) is None:
                 self.cuda_calls.append((node, self.where()))
+                if "storage" in (dotted(func.value) or "") or any(
+                        isinstance(n, cst.Arg) and _keyword(n) == "map_location" for n in self.stack):
+                    self.storages.add(id(node))  # ``Storage.to`` takes the device as a keyword only
                 return
             if method == "type" and len(node.args) == 1 and node.args[0].keyword is None:
                 self.type_calls.append((node, self.where()))
@@ -375,8 +388,17 @@ class _Facts(_Walker):
             self.constructors.append((node, last, module == "torch.cuda", filled, self.where()))
         elif qualified in DEFAULT_DTYPE_SETTERS:
             self.sets_default_dtype = True
+            arg = node.args[0].value if node.args else None
+            spelled = (_string(arg) or self.qualname(arg) or "") if arg is not None else ""
+            if spelled.startswith("torch.cuda."):
+                self._cuda_only()  # set_default_tensor_type(torch.cuda.FloatTensor)
         elif qualified in CUDA_ONLY_STATEMENTS:
             self.sets_device = self.sets_device or qualified == "torch.cuda.set_device"
+            self._cuda_only()
+
+    def _cuda_only(self) -> None:
+        """The call being visited raises without CUDA: remember its statement if it is one."""
+        if len(self.stack) > 3:
             expr, line = self.stack[-2], self.stack[-3]
             if (isinstance(expr, cst.Expr) and isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1
                     and isinstance(self.stack[-4], _BLOCKS)):
@@ -405,18 +427,16 @@ class _Facts(_Walker):
 
     def _is_flag_value(self, value: cst.CSTNode) -> bool:
         """A boolean built from ``torch.cuda.is_available()`` (``not args.no_cuda and ...``)."""
-        if not isinstance(value, (cst.Call, cst.BooleanOperation, cst.UnaryOperation, cst.Comparison)):
-            return False
-        found = []
-        qualname = self.qualname
-
-        class _Find(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                if qualname(node.func) == "torch.cuda.is_available":
-                    found.append(node)
-
-        value.visit(_Find())
-        return bool(found)
+        if isinstance(value, cst.Call):
+            return self.qualname(value.func) == "torch.cuda.is_available"
+        if isinstance(value, cst.BooleanOperation):
+            return self._is_flag_value(value.left) or self._is_flag_value(value.right)
+        if isinstance(value, cst.UnaryOperation):
+            return self._is_flag_value(value.expression)
+        if isinstance(value, cst.Comparison):
+            return self._is_flag_value(value.left) or any(self._is_flag_value(c.comparator)
+                                                          for c in value.comparisons)
+        return False
 
     def _selection(self, target: str, value: cst.CSTNode, line: cst.SimpleStatementLine) -> None:
         """``Tensor = torch.cuda.FloatTensor if args.cuda else torch.FloatTensor`` or ``dtype = torch.cuda.X``."""
@@ -444,22 +464,26 @@ def _is_plain(node: cst.CSTNode) -> bool:
 
 def _transfers(target: Optional[cst.CSTNode], value: cst.CSTNode, method: str) -> Optional[List[str]]:
     """``x = x.cuda()``, ``a, b = a.cuda(), b.cuda()``, ``model.cuda()`` (target None) only move existing
-    values: the receivers moved, or None for anything else."""
+    values: the receivers moved, or None for anything else. With ``method="cpu"`` (an ``else`` branch)
+    ``x.cpu()`` and ``x`` itself count: there the device is the CPU, where ``.to(device)`` returns ``x``."""
     if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
         if len(target.elements) != len(value.elements):
             return None
         moved = [_transfers(t.value, v.value, method) for t, v in zip(target.elements, value.elements)]
         return None if None in moved else [name for names in moved for name in names]
-    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == method):
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == method:
+        receiver = value.func.value
+    elif method == "cpu":
+        receiver = value
+    else:
         return None
-    receiver = value.func.value
     if not _is_plain(receiver) or (target is not None and _code(target) != _code(receiver)):
         return None
     return [_code(receiver)]
 
 
-def _block_transfers(body: cst.BaseSuite, method: str) -> Optional[List[str]]:
-    """The receivers a block of transfers only moves (None: the block does something else)."""
+def _block_transfers(body: cst.BaseSuite, method: str) -> Optional[List[Tuple[str, str]]]:
+    """What a block of transfers does: ("move" | "return", receiver) each; None if it does anything else."""
     smalls: List[cst.BaseSmallStatement] = []
     if isinstance(body, cst.SimpleStatementSuite):
         smalls = list(body.body)
@@ -468,17 +492,18 @@ def _block_transfers(body: cst.BaseSuite, method: str) -> Optional[List[str]]:
             if not isinstance(statement, cst.SimpleStatementLine):
                 return None
             smalls.extend(statement.body)
-    moved: List[str] = []
+    moved: List[Tuple[str, str]] = []
     for small in smalls:
+        kind, names = "move", None
         if isinstance(small, cst.Expr):
             names = _transfers(None, small.value, method)
         elif isinstance(small, cst.Assign) and len(small.targets) == 1:
             names = _transfers(small.targets[0].target, small.value, method)
-        else:
-            names = None
+        elif isinstance(small, cst.Return) and small.value is not None:
+            kind, names = "return", _transfers(None, small.value, method)
         if names is None:
             return None
-        moved += names
+        moved += [(kind, name) for name in names]
     return moved or None
 
 
@@ -648,16 +673,28 @@ class _Plan:
 
     def _flag_binding(self, test: str, where: _Where) -> Optional[Tuple[_Binding, cst.CSTNode]]:
         """The statement that sets ``test`` (or the object it is read from) as seen from ``where``."""
-        for name in dict.fromkeys((test, test.split(".")[0])):
+        root = test.split(".")[0]
+        for name in dict.fromkeys((test, root)):
             for scope in where.chain:
                 bindings = self._bound(scope, name)
                 if not bindings:
                     continue
+                if name == root != test and all(b.kind == "param" for b in bindings):
+                    return self._passed_in(root)
                 if not all(b.kind == "assign" and b.top for b in bindings):
                     return None
                 before = [b for b in bindings if scope is not where.chain[0] or b.start < where.order]
                 return (before or bindings)[-1], scope
         return None
+
+    def _passed_in(self, root: str) -> Optional[Tuple[_Binding, cst.CSTNode]]:
+        """``def train(args): if args.cuda: ...``: the one function that builds ``args`` and passes it on."""
+        found = [(bindings, scope_id) for (scope_id, name), bindings in self.facts.bindings.items()
+                 if name == root and all(b.kind == "assign" and b.top for b in bindings)]
+        if len(found) != 1 or len(found[0][0]) != 1:
+            return None
+        binding = found[0][0][0]
+        return binding, self.facts.scopes[found[0][1]]
 
     def _cuda_string(self) -> Tuple[Optional[int], str]:
         index = self._index_policy()
@@ -791,16 +828,18 @@ class _Plan:
                 self._add(call, "TM201", "`.cuda(<index>)` with a GPU index that the file's one device does not "
                           "have: `.to()` a `torch.device` with that index")
             else:
-                self._add(call, "TM201", f"`.cuda()` becomes `.to({device.expr})`", self._to_fix(device.expr),
+                fix = self._to_fix(device.expr, keyword=id(call) in self.facts.storages)
+                self._add(call, "TM201", f"`.cuda()` becomes `.to({device.expr})`", fix,
                           unsafe=unsafe, where=where, device=device)
                 if self._applies("TM201", where, unsafe):
                     fixed[id(call)] = (device.expr, device.condition)
         self._plan_guards(fixed)
 
-    def _to_fix(self, device: str, dtype: Optional[str] = None) -> Callable:
+    def _to_fix(self, device: str, dtype: Optional[str] = None, keyword: bool = False) -> Callable:
         """``x.cuda(0, non_blocking=True)`` / ``x.type(T)`` -> ``x.to(device[, dtype], non_blocking=True)``."""
         def fix(node: cst.Call) -> cst.Call:
-            args = [cst.Arg(self._expr(device))] + ([cst.Arg(self._expr(dtype))] if dtype else [])
+            target = _kwarg("device", self._expr(device)) if keyword else cst.Arg(self._expr(device))
+            args = [target] + ([cst.Arg(self._expr(dtype))] if dtype else [])
             if node.func.attr.value == "cuda":
                 positional = [a for a in node.args if a.keyword is None]
                 if len(positional) == 2:  # cuda(device, async)
@@ -830,11 +869,13 @@ class _Plan:
             if isinstance(guard, cst.If):
                 moved = _block_transfers(guard.body, "cuda")
                 orelse = guard.orelse
-                if moved and isinstance(self.facts.parents.get(id(guard)), _BLOCKS) and (orelse is None or (
-                        isinstance(orelse, cst.Else) and _block_transfers(orelse.body, "cpu") == moved)):
+                if moved and isinstance(self.facts.parents.get(id(guard)), _BLOCKS) and (
+                        (orelse is None and all(kind == "move" for kind, _ in moved))
+                        or (isinstance(orelse, cst.Else) and _block_transfers(orelse.body, "cpu") == moved)):
                     self._add(guard, "TM201", f"the guard only moved values to `{expr}`, which is the CPU when "
                               "the flag is false (`.to(cpu)` is `.cpu()`, a no-op on CPU values)", _unwrap_if)
-            elif _transfers(guard.orelse, guard.body, "cuda"):
+            elif _transfers(None, guard.body, "cuda") and (
+                    _transfers(None, guard.body, "cuda") == _transfers(None, guard.orelse, "cpu")):
                 self._add(guard, "TM201", f"`x.cuda() if flag else x` is `x.to({expr})`",
                           lambda node: node.body.with_changes(lpar=node.lpar, rpar=node.rpar))
 
@@ -1253,13 +1294,16 @@ class LegacyConstructors(_DeviceRule):
 
 
 class CudaOnlyCalls(_DeviceRule):
-    """``torch.cuda.set_device(k)`` and ``torch.cuda.synchronize()`` raise without CUDA (unlike
-    ``manual_seed`` or ``empty_cache``); unguarded, they stop the migrated script on a CPU-only machine."""
+    """``torch.cuda.set_device(k)``, ``torch.cuda.synchronize()`` and
+    ``torch.set_default_tensor_type(torch.cuda.FloatTensor)`` raise without CUDA (unlike ``manual_seed``
+    or ``empty_cache``); unguarded, they stop the migrated script on a CPU-only machine. Guarded by
+    ``torch.cuda.is_available()`` they run exactly as before wherever CUDA exists. A statement already
+    under an ``if`` that mentions cuda or gpu (``if args.cuda:``, ``if args.gpu is not None:``) is left alone."""
 
     code = "TM205"
     name = "cuda-only-calls"
-    summary = "unguarded `torch.cuda.set_device(...)`/`synchronize()` run only `if torch.cuda.is_available()`"
-    triggers = ("set_device", "synchronize")
+    summary = "unguarded `torch.cuda.set_device()`/`synchronize()`/cuda `set_default_tensor_type` run only `if torch.cuda.is_available()`"
+    triggers = ("set_device", "synchronize", "set_default_tensor_type")
     changes = (
         Example(
             "import torch\ntorch.cuda.set_device(0)  # GPU 0\nstart = time.time()\ntorch.cuda.synchronize()\n",
@@ -1269,6 +1313,7 @@ class CudaOnlyCalls(_DeviceRule):
     )
     keeps = (
         "import torch\nif args.cuda:\n    torch.cuda.set_device(args.gpu)\ntorch.cuda.manual_seed(1)\n",
+        "import torch\ntorch.set_default_tensor_type(torch.DoubleTensor)\n",
         "import torch\nif use_gpu:\n    torch.cuda.synchronize()\n",
     )
 

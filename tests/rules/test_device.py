@@ -177,6 +177,45 @@ def test_global_args_in_main_reaches_functions_reading_the_global():
     assert "    x = x.to(args.device)\n" in text and "if args.cuda:" not in text
 
 
+FAST_NEURAL_STYLE = '''\
+import argparse
+import torch
+
+
+def train(args):
+    if args.cuda:
+        torch.cuda.manual_seed(args.seed)
+    net = torch.nn.Linear(2, 2)
+    if args.cuda:
+        net.cuda()
+    return net
+
+
+def stylize(args):
+    image = torch.ones(1, 2)
+    if args.cuda:
+        image = image.cuda()
+    return image
+
+
+def main(argv):
+    args = argparse.Namespace(cuda="--cuda" in argv, seed=1)
+    if args.cuda and not torch.cuda.is_available():
+        raise SystemExit("ERROR: cuda is not available, try running on CPU")
+    return train(args)(stylize(args))
+'''
+
+
+def test_flag_object_passed_to_functions_gets_the_device_where_it_is_built():
+    text = migrate(FAST_NEURAL_STYLE).text
+    assert ('    args = argparse.Namespace(cuda="--cuda" in argv, seed=1)\n'
+            '    args.device = torch.device("cuda" if args.cuda else "cpu")\n') in text
+    assert "    net = torch.nn.Linear(2, 2)\n    net.to(args.device)\n" in text
+    assert "    image = image.to(args.device)\n" in text
+    assert "if args.cuda:\n        torch.cuda.manual_seed(args.seed)" in text
+    assert execute(text)["main"]([]).shape == (1, 2)
+
+
 def test_helper_without_the_flag_object_is_a_diagnostic():
     source = '''\
     import torch
@@ -332,6 +371,36 @@ def test_guard_with_cpu_else_goes():
 def test_guards_that_do_more_than_move_stay(tail):
     text = migrate("import torch\nuse_cuda = torch.cuda.is_available()\n" + tail).text
     assert "if use_cuda" in text and ".cuda(" not in text
+
+
+def test_returning_guards_with_an_else_go():
+    source = '''\
+    import torch
+    use_cuda = torch.cuda.is_available()
+
+    def init_hidden(n):
+        result = torch.zeros(1, n)
+        if use_cuda:
+            return result.cuda()
+        else:
+            return result
+
+    def variable(ids):
+        result = torch.tensor(ids)
+        if use_cuda:
+            return result.cuda()
+        return result
+
+    step = torch.zeros(2)
+    step = step.cuda() if use_cuda else step
+    other = (step.cuda() if use_cuda else step.cpu())
+    '''
+    text = migrate(source).text
+    assert "    result = torch.zeros(1, n)\n    return result.to(device)\n" in text
+    # without an else the code after the guard runs instead: the guard stays
+    assert "    if use_cuda:\n        return result.to(device)\n    return result\n" in text
+    assert "step = step.to(device)\nother = (step.to(device))\n" in text
+    assert execute(text)["init_hidden"](3).shape == (1, 3)
 
 
 def test_guard_header_comment_and_one_line_suite_survive():
@@ -533,6 +602,29 @@ def test_cuda_only_calls_are_guarded_and_run_on_cpu():
     text = migrate(source).text
     assert text.count("if torch.cuda.is_available():\n") == 2
     assert execute(text)["x"] == 1
+
+
+def test_set_default_tensor_type_to_a_cuda_type_is_guarded():
+    source = "import torch\ntorch.set_default_tensor_type('torch.cuda.FloatTensor')\nx = torch.zeros(2)\n"
+    with pytest.raises(TypeError):
+        execute(source)
+    text = migrate(source).text
+    assert "if torch.cuda.is_available():\n    torch.set_default_tensor_type('torch.cuda.FloatTensor')\n" in text
+    assert execute(text)["x"].device.type == "cpu"
+
+
+def test_storages_in_map_location_get_the_device_as_a_keyword():
+    import io
+    buffer = io.BytesIO()
+    torch.save({"w": torch.arange(3.0)}, buffer)
+    source = "import torch\nstate = torch.load(buffer, map_location=lambda storage, loc: storage.cuda(0))\n"
+    with pytest.raises((AssertionError, RuntimeError, TypeError)):  # no CUDA to map the storages to
+        buffer.seek(0)
+        execute(source, buffer=buffer)
+    text = migrate(source).text
+    assert "map_location=lambda storage, loc: storage.to(device=device)" in text
+    buffer.seek(0)
+    assert torch.equal(execute(text, buffer=buffer)["state"]["w"], torch.arange(3.0))
 
 
 # -- with the other families --------------------------------------------------------------------
