@@ -73,6 +73,7 @@ IN_PLACE_INITIALISERS = frozenset({"zero_", "fill_", "normal_", "uniform_", "ran
 SIZE_FUNCTIONS = frozenset({"len", "int"})
 DATA_FUNCTIONS = frozenset({"list", "range", "sorted"})
 SIZE_METHODS = frozenset({"size", "numel", "dim"})
+SIZE_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide)
 DATA_METHODS = frozenset({"tolist"})
 # Statements that raise without CUDA; they are guarded by ``torch.cuda.is_available()``.
 CUDA_ONLY_STATEMENTS = frozenset({"torch.cuda.set_device", "torch.cuda.synchronize"})
@@ -233,6 +234,7 @@ class _Facts(_Walker):
         self.bindings: Dict[Tuple[int, str], List[_Binding]] = {}
         self.globals: Dict[int, Set[str]] = {}
         self.scopes: Dict[int, cst.CSTNode] = {}
+        self.owners: Dict[int, cst.ClassDef] = {}  # method -> its class
         self.flags: List[Tuple[str, _Binding, cst.CSTNode]] = []  # ``x = ... torch.cuda.is_available() ...``
         self.devices: List[Tuple[str, _Binding, cst.CSTNode]] = []  # ``x = torch.device(...)``
         self.device_params: List[cst.FunctionDef] = []
@@ -327,6 +329,8 @@ class _Facts(_Walker):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._bind(node.name, "other", scope=self._scope(skip=1))
+        if len(self.stack) > 2 and isinstance(self.stack[-3], cst.ClassDef):
+            self.owners[id(node)] = self.stack[-3]
         self.defines_cuda = self.defines_cuda or node.name.value == "cuda"
         self._params(node.params, node)
 
@@ -580,7 +584,9 @@ class _Plan:
             self.ctx.add_import("torch")
 
     def _dtype(self, type_name: str, empty: bool) -> Optional[str]:
-        if type_name in DEFAULT_DTYPE_TYPES and (empty or type_name == "Tensor") and not self.facts.sets_default_dtype:
+        """``torch.<dtype>`` for a legacy type; None where ``torch.empty`` already has it (the default dtype)."""
+        default = type_name in DEFAULT_DTYPE_TYPES and (empty or type_name == "Tensor")
+        if default and not self.facts.sets_default_dtype:
             return None
         return f"{self.torch}.{TENSOR_TYPES[type_name]}" if type_name in TENSOR_TYPES else None
 
@@ -617,8 +623,10 @@ class _Plan:
                 # attribute mode: a module-level object, or one that ``main()`` declared global
                 return device.root is not None and (bool(bindings) or declared_global)
             if bindings and name not in self.facts.globals.get(id(scope), ()):
-                # the object that carries the flag, passed in (``def train(args)``)
-                return device.root is not None and all(b.kind == "param" for b in bindings)
+                # the object that carries the flag, passed in (``def train(args)``); ``self`` of the same class
+                owner = self.facts.owners.get(id(device.scope))
+                return device.root is not None and all(b.kind == "param" for b in bindings) and (
+                    owner is None or self.facts.owners.get(id(scope)) is owner)
         return False
 
     def _find(self, where: _Where) -> Optional[_Device]:
@@ -852,7 +860,7 @@ class _Plan:
         return fix
 
     def _plan_guards(self, fixed: Dict[int, Tuple[str, Optional[str]]]) -> None:
-        """``if <flag>:`` around transfers only, and ``x.cuda() if <flag> else x``, go when the flag is the device's."""
+        """``if <flag>:`` around transfers only (``x.cuda() if <flag> else x``) goes when the flag is the device's."""
         inside: Dict[int, List[Tuple[str, Optional[str]]]] = {}
         guards: Dict[int, cst.CSTNode] = {}
         for call, where in self.facts.cuda_calls:
@@ -892,7 +900,7 @@ class _Plan:
             kinds = {self._arg_kind(node.left, where, depth + 1), self._arg_kind(node.right, where, depth + 1)}
             if kinds == {"data", "size"} and isinstance(node.operator, cst.Multiply):
                 return "data"  # [0] * n
-            if kinds == {"size"} and isinstance(node.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide)):
+            if kinds == {"size"} and isinstance(node.operator, SIZE_OPERATORS):
                 return "size"
             return "data" if kinds == {"data"} and isinstance(node.operator, cst.Add) else None
         if isinstance(node, cst.Call):
@@ -1077,7 +1085,8 @@ class _Plan:
     def _guard_fix(self, node: cst.SimpleStatementLine) -> cst.If:
         self._need_torch()
         body = cst.IndentedBlock(body=[node.with_changes(leading_lines=())])
-        return cst.If(test=self._expr(f"{self.torch}.cuda.is_available()"), body=body, leading_lines=node.leading_lines)
+        test = self._expr(f"{self.torch}.cuda.is_available()")
+        return cst.If(test=test, body=body, leading_lines=node.leading_lines)
 
     # -- the definition ----------------------------------------------------------------------
     def _plan_definition(self) -> None:
@@ -1182,7 +1191,8 @@ class CudaToDevice(_DefinesDevice):
         ),
         Example(
             "def sequence_mask(lengths, max_len):\n    seq_range = torch.arange(0, max_len)\n"
-            "    if lengths.is_cuda:\n        seq_range = seq_range.cuda()\n    return seq_range < lengths.unsqueeze(1)\n",
+            "    if lengths.is_cuda:\n        seq_range = seq_range.cuda()\n"
+            "    return seq_range < lengths.unsqueeze(1)\n",
             "def sequence_mask(lengths, max_len):\n    seq_range = torch.arange(0, max_len)\n"
             "    seq_range = seq_range.to(lengths.device)\n    return seq_range < lengths.unsqueeze(1)\n",
         ),
@@ -1190,8 +1200,10 @@ class CudaToDevice(_DefinesDevice):
     )
     keeps = (
         "import torch\nx = torch.zeros(2)\ny = x.cpu()\nif x.is_cuda:\n    print('gpu')\n",
-        "import torch\nif torch.cuda.is_available():\n    torch.cuda.manual_seed(1)\ntorch.backends.cudnn.benchmark = True\n",
-        'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\nx = torch.zeros(2).to(device)\n',
+        "import torch\nif torch.cuda.is_available():\n    torch.cuda.manual_seed(1)\n"
+        "torch.backends.cudnn.benchmark = True\n",
+        'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+        "x = torch.zeros(2).to(device)\n",
         "import torch\ny = torch.Tensor.cuda\ns = 'x.cuda()'\n",
     )
 
@@ -1217,11 +1229,13 @@ class CudaTensorTypes(_DefinesDevice):
 
     code = "TM202"
     name = "cuda-tensor-types"
-    summary = "`torch.cuda.FloatTensor(...)`, `.type(torch.cuda.X)` and `T = torch.cuda.X if cuda else torch.X` use dtype + device"
+    summary = ("`torch.cuda.FloatTensor(...)`, `.type(torch.cuda.X)` and `T = torch.cuda.X if cuda else torch.X` "
+               "become dtype + device")
     triggers = tuple(f"cuda.{name}" for name in TENSOR_TYPES) + ("from torch.cuda import",)
     changes = (
         Example(
-            "import torch\nnoise = torch.cuda.FloatTensor(16, 100).normal_(0, 1)\nidx = torch.cuda.LongTensor([0, 2])\n",
+            "import torch\nnoise = torch.cuda.FloatTensor(16, 100).normal_(0, 1)\n"
+            "idx = torch.cuda.LongTensor([0, 2])\n",
             "import torch\n\n"
             'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
             "noise = torch.empty(16, 100, device=device).normal_(0, 1)\n"
@@ -1262,7 +1276,8 @@ class LegacyConstructors(_DeviceRule):
 
     code = "TM204"
     name = "legacy-constructors"
-    summary = "`torch.FloatTensor(2, 3)` -> `torch.empty(2, 3)`; `torch.LongTensor([1, 2])` -> `torch.tensor([1, 2], dtype=torch.long)`"
+    summary = ("`torch.FloatTensor(2, 3)` -> `torch.empty(2, 3)`; "
+               "`torch.LongTensor([1, 2])` -> `torch.tensor([1, 2], dtype=torch.long)`")
     triggers = ("Tensor(",)
     changes = (
         Example(
@@ -1302,7 +1317,8 @@ class CudaOnlyCalls(_DeviceRule):
 
     code = "TM205"
     name = "cuda-only-calls"
-    summary = "unguarded `torch.cuda.set_device()`/`synchronize()`/cuda `set_default_tensor_type` run only `if torch.cuda.is_available()`"
+    summary = ("unguarded `torch.cuda.set_device()`, `synchronize()`, cuda `set_default_tensor_type()` "
+               "run only `if torch.cuda.is_available()`")
     triggers = ("set_device", "synchronize", "set_default_tensor_type")
     changes = (
         Example(
