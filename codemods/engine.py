@@ -4,7 +4,7 @@
 2. ``libcst.parse_module`` once,
 3. every rule's ``visit_*``/``leave_*`` dispatched from a single traversal,
 4. findings get positions (only when there are any) and inline suppressions,
-5. all fixes applied in one bottom-up transform, then scheduled import changes,
+5. all fixes applied in one bottom-up transform, then scheduled import changes (``imports.py``),
 6. one ``module.code``. When no fix applies the input text is returned as is.
 """
 from __future__ import annotations
@@ -19,7 +19,9 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from codemods.base import FileContext, Finding, Rule
+from codemods.imports import add_imports, remove_unused_imports
 from codemods.names import ImportMap
+from codemods.walk import child_fields
 
 SUPPRESSION = re.compile(r"#\s*torch-migrate:\s*ignore(?:\[(?P<codes>[A-Z0-9_, ]+)\])?")
 
@@ -60,11 +62,12 @@ def _handler_names(rule_class: Type[Rule]) -> Tuple[Tuple[str, type, str], ...]:
     return tuple(handlers)
 
 
-class _Dispatcher(cst.CSTVisitor):
-    """Calls every rule's handlers for a node, keeping ``ctx.ancestors`` current."""
+class _Dispatcher:
+    """Calls every rule's handlers for each node in one read-only walk, keeping ``ctx.ancestors`` current."""
 
     def __init__(self, ctx: FileContext, rules: Sequence[Rule]):
         self.ancestors = ctx.ancestors
+        self.parents: Dict[int, cst.CSTNode] = {}  # id(node) -> parent, to find the paths fixes lie on
         self.visits: Dict[type, list] = {}
         self.leaves: Dict[type, list] = {}
         for rule in rules:
@@ -72,24 +75,46 @@ class _Dispatcher(cst.CSTVisitor):
                 table = self.visits if kind == "visit" else self.leaves
                 table.setdefault(node_type, []).append(getattr(rule, attr))
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
+    def run(self, node: cst.CSTNode) -> None:
         self.ancestors.append(node)
-        for handler in self.visits.get(type(node), ()):
+        node_type = type(node)
+        for handler in self.visits.get(node_type, ()):
             handler(node)
-        return True
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        for handler in self.leaves.get(type(original_node), ()):
-            handler(original_node)
+        parents = self.parents
+        for name in child_fields(node_type):
+            value = getattr(node, name)
+            if isinstance(value, cst.CSTNode):
+                parents[id(value)] = node
+                self.run(value)
+            elif isinstance(value, (list, tuple)):
+                for item in value:
+                    if isinstance(item, cst.CSTNode):
+                        parents[id(item)] = node
+                        self.run(item)
+        for handler in self.leaves.get(node_type, ()):
+            handler(node)
         self.ancestors.pop()
 
 
 class _ApplyFixes(cst.CSTTransformer):
-    """Applies fixes bottom-up, so a fix receives its node with inner fixes done."""
+    """Applies fixes bottom-up, so a fix receives its node with inner fixes done.
 
-    def __init__(self, fixes: Dict[int, list]):
+    Only the paths from the root to fixed nodes are descended (and rebuilt);
+    every other subtree is kept as it is.
+    """
+
+    def __init__(self, fixes: Dict[int, list], parents: Dict[int, cst.CSTNode]):
         super().__init__()
         self.fixes = fixes
+        self.on_path = set()
+        for target in fixes:
+            while target is not None and target not in self.on_path:
+                self.on_path.add(target)
+                parent = parents.get(target)
+                target = id(parent) if parent is not None else None
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return id(node) in self.on_path
 
     def on_leave(self, original_node, updated_node):
         for fix in self.fixes.get(id(original_node), ()):
@@ -127,8 +152,8 @@ def run_rules(text: str, rules: Sequence[type], *, unsafe_fixes: bool = False, f
     module = cst.parse_module(text)
     ctx = FileContext(module=module, imports=ImportMap(module), unsafe_fixes=unsafe_fixes)
     tree_rules = [cls(ctx) for cls in rules if not issubclass(cls, TextRule)]
-    if tree_rules:
-        module.visit(_Dispatcher(ctx, tree_rules))
+    dispatcher = _Dispatcher(ctx, tree_rules)
+    dispatcher.run(module)
 
     fixes: Dict[int, list] = {}
     if ctx.reports:
@@ -160,25 +185,7 @@ def run_rules(text: str, rules: Sequence[type], *, unsafe_fixes: bool = False, f
         return Outcome(original, findings)
     if not fixes:
         return Outcome(text, findings)
-    module = module.visit(_ApplyFixes(fixes))
-    if ctx.added_imports or ctx.removed_imports:
-        module = _apply_import_changes(module, ctx)
+    module = module.visit(_ApplyFixes(fixes, dispatcher.parents))
+    module = remove_unused_imports(add_imports(module, ctx.added_imports), ctx.removed_imports)
     return Outcome(module.code, findings)
 
-
-def _apply_import_changes(module: cst.Module, ctx: FileContext) -> cst.Module:
-    # Imported here: libcst.codemod pulls in libcst.matchers, a fifth of a second at start-up.
-    from libcst.codemod import CodemodContext
-    from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
-
-    if ctx.added_imports:
-        context = CodemodContext()
-        for module_name, obj, asname in ctx.added_imports:
-            AddImportsVisitor.add_needed_import(context, module_name, obj, asname)
-        module = AddImportsVisitor(context).transform_module(module)
-    if ctx.removed_imports:
-        context = CodemodContext()
-        for module_name, obj, asname in ctx.removed_imports:
-            RemoveImportsVisitor.remove_unused_import(context, module_name, obj, asname)
-        module = RemoveImportsVisitor(context).transform_module(module)
-    return module
