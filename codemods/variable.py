@@ -276,7 +276,7 @@ class _Region:
     ancestors: tuple
     start: int = 0
     end: int = 0
-    lines: List[cst.CSTNode] = field(default_factory=list)
+    note: str = ""
 
 
 class _Facts:
@@ -290,6 +290,7 @@ class _Facts:
         self.calls: List[Tuple[cst.Call, tuple]] = []
         self.backward: List[tuple] = []
         self.yields: List[tuple] = []
+        self.volatile_calls: List[Tuple[cst.Call, tuple, cst.BaseExpression]] = []  # helpers given `volatile=`
         self.returned: Dict[int, Set[str]] = {}
         self.memo: Dict[Tuple[str, int, str], bool] = {}
         self._items: Optional[List[_Item]] = None
@@ -327,21 +328,26 @@ class _Facts:
 
     def collect_call(self, node: cst.Call, ancestors: tuple) -> None:
         func = node.func
+        qualname = None
         if isinstance(func, cst.Attribute):
-            if func.attr.value == "backward" or self.ctx.qualname(func) in _BACKWARD:
+            if func.attr.value in ("Variable", "backward", "grad"):
+                qualname = self.ctx.qualname(func)
+            if func.attr.value == "backward" or qualname in _BACKWARD:
                 self.backward.append(ancestors)
-            elif func.attr.value == "Variable" and self.ctx.qualname(func) == VARIABLE:
-                self.variable_calls.append(self._parse(node, ancestors))
             elif isinstance(func.value, cst.Name) and func.value.value == "self":
                 self.calls.append((node, ancestors))
         elif isinstance(func, cst.Name):
             qualname = self.ctx.qualname(func)
-            if qualname == VARIABLE:
-                self.variable_calls.append(self._parse(node, ancestors))
-            elif qualname in _BACKWARD:
+            if qualname in _BACKWARD:
                 self.backward.append(ancestors)
             elif qualname is None:
                 self.calls.append((node, ancestors))
+        if qualname == VARIABLE:
+            self.variable_calls.append(self._parse(node, ancestors))
+            return
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value == "volatile":
+                self.volatile_calls.append((node, ancestors, arg.value))
 
     @staticmethod
     def _parse(node: cst.Call, ancestors: tuple) -> _Call:
@@ -661,12 +667,9 @@ class _Planner:
         already_detached = (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
                             and value.func.attr.value == "detach" and not value.args)
         if is_data_attr:  # Variable(t.data) is t.detach()
-            value, strategy = _method_call(value.value, "detach"), {"data": "data", "detach": "data"}.get(
-                strategy, "detach_grad" if strategy != "factory" else strategy)
-            if strategy == "detach_grad":
-                strategy = "fresh"
-        if already_detached and strategy in ("detach", "detach_grad"):
-            strategy = "data" if strategy == "detach" else "fresh"
+            value = _method_call(value.value, "detach")
+        if is_data_attr or already_detached:  # the cut is there already
+            strategy = {"detach": "data", "detach_grad": "fresh"}.get(strategy, strategy)
         grad_args = [] if _is_true(flag) else [cst.Arg(flag)] if flag is not None else []
         if strategy == "data":
             return value
@@ -752,46 +755,61 @@ class _Planner:
 
     # ---- TM102: volatile ----
     def _plan_volatile(self, calls: List[_Call], handled: Set[int]) -> None:
-        regions: List[Tuple[_Region, _Call]] = []
-        for call in calls:
-            flag = call.volatile.value if call.volatile is not None else None
-            if flag is None or _is_false(flag):
-                continue
+        """``volatile=`` of ``Variable`` calls, and ``volatile=True`` passed to helpers not defined in this file
+        (``to_var(x, volatile=True)`` imported from a utils module): their inference regions."""
+        hint = "`volatile` has no effect on current PyTorch: the graph is built and memory grows"
+        uses = [(c.node, c.ancestors, c.volatile.value, c) for c in calls
+                if c.volatile is not None and not _is_false(c.volatile.value)]
+        if self.ctx.imports.imports_module("torch"):
+            uses += [(node, anc, flag, None) for node, anc, flag in self.facts.volatile_calls
+                     if not _is_false(flag) and self._is_helper(node, anc)]
+        regions: List[Tuple[_Region, cst.Call]] = []
+        for node, anc, flag, call in uses:
             if _is_true(flag):
-                found, problems = self._regions(call.node, call.ancestors, set())
+                found, problems = self._regions(node, anc, set())
             else:
-                found, problems = self._flag_regions(call, flag)
-                if found is None:
-                    handled.add(id(call.node))
-                    self.items.append(_Item(
-                        "TM102", call.node, f"`volatile={_code(flag)}`: inference (no graph) only when it is true; "
-                        "run that code under `torch.no_grad()` by hand",
-                        hint="`volatile` has no effect on current PyTorch: the graph is built and memory grows"))
-                    continue
-            if problems and _is_true(flag):
-                handled.add(id(call.node))
-                self.items.append(_Item(
-                    "TM102", call.node, f"`volatile=True`: {problems[0][1]}; wrap the inference computations in "
-                    "`torch.no_grad()` by hand", self._call_item("TM102", call).fix, unsafe=True,
-                    hint="the unsafe fix only drops `volatile=` (no effect on current PyTorch anyway)"))
+                found, problems = self._flag_regions(anc, flag)
+            if found is None and call is None:
+                continue  # `helper(volatile=<expression>)`: nothing known about it
+            if found is None or (call is not None and problems and _is_true(flag)):
+                # No region: the call is left as it is (it still runs) with a diagnostic, or an unsafe fix.
+                if call is not None:
+                    handled.add(id(node))
+                reason = (f"{problems[0][1]}; wrap the inference computations in `torch.no_grad()` by hand" if problems
+                          else "inference (no graph) only when it is true; run that code under `torch.no_grad()` "
+                               "by hand")
+                fix = self._call_item("TM102", call).fix if call is not None and problems else None
+                self.items.append(_Item("TM102", node, f"`volatile={_code(flag)}`: {reason}", fix,
+                                        unsafe=fix is not None, hint="the unsafe fix only drops `volatile=` (no "
+                                        "effect on current PyTorch anyway)" if fix else hint))
                 continue
-            for node, message in problems:
-                self.items.append(_Item("TM102", node, message,
-                                        hint="`volatile` has no effect on current PyTorch: wrap the inference code "
-                                             "in `with torch.no_grad():`"))
-            regions.extend((region, call) for region in found)
+            if not found and not problems and not _is_true(flag):
+                self.items.append(_Item("TM102", node, f"`volatile={_code(flag)}`: callers that pass a true value "
+                                        "(none in this file) must run their inference under `torch.no_grad()`",
+                                        hint=hint))
+            for where, message in problems:
+                self.items.append(_Item("TM102", where, message, hint=hint))
+            regions.extend((region, node) for region in found)
         self._plan_regions(regions)
 
-    def _flag_regions(self, call: _Call, flag: cst.BaseExpression):
-        """``volatile=<parameter>``: the callers that pass a true value are the inference sites."""
-        index = _scope_index(call.ancestors, functions_only=True)
-        function = call.ancestors[index]
+    def _is_helper(self, call: cst.Call, anc: tuple) -> bool:
+        """A call of an imported function or of a method not defined in this file (``to_var(x, volatile=True)``)."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            qualname = self.ctx.qualname(func)
+            return qualname is not None and not qualname.startswith("torch.") and func.value != "Variable"
+        return isinstance(func, cst.Attribute) and func.attr.value != "Variable" and self._resolve(call, anc) is None
+
+    def _flag_regions(self, anc: tuple, flag: cst.BaseExpression):
+        """``volatile=<parameter>``: the callers that pass a true value are the inference sites.
+
+        (None, []) when the flag is not a parameter of the enclosing function."""
+        index = _scope_index(anc, functions_only=True)
+        function = anc[index]
         if not (isinstance(flag, cst.Name) and isinstance(function, cst.FunctionDef)
                 and flag.value in _param_names(function)):
             return None, []
-        callers = self._callers(function, call.ancestors[:index + 1])
-        if not callers:
-            return None, []
+        callers = self._callers(function, anc[:index + 1])
         found, problems, seen = [], [], set()
         self._caller_sites(function, flag.value, callers, found, problems, seen)
         return found, problems
@@ -859,6 +877,9 @@ class _Planner:
                     found.extend(regions)
                     problems.extend(trouble)
                 return found, problems
+            return self._checked(_Region("body", owner, anc[:index + 1], note=(
+                "; it returns the value: its callers (none in this file) must run under `torch.no_grad()` too")),
+                site)
         return self._checked(_Region("body", owner, anc[:index + 1]), site)
 
     def _checked(self, region: _Region, site: cst.CSTNode):
@@ -970,8 +991,8 @@ class _Planner:
                 tainted.update(_bound_in(statement))
         return _Region("range", module, (module,), start, end)
 
-    def _plan_regions(self, pairs: List[Tuple[_Region, _Call]]) -> None:
-        chosen: List[Tuple[_Region, List[_Call]]] = []
+    def _plan_regions(self, pairs: List[Tuple[_Region, cst.Call]]) -> None:
+        chosen: List[Tuple[_Region, List[cst.Call]]] = []
         for region, call in pairs:
             for existing, sites in chosen:
                 if existing.kind == region.kind and existing.node is region.node and (
@@ -994,7 +1015,7 @@ class _Planner:
             return self._in_region(outer, inner.ancestors)
         return outer.node in inner.ancestors[:-1]
 
-    def _region_item(self, region: _Region, sites: List[_Call]) -> _Item:
+    def _region_item(self, region: _Region, sites: List[cst.Call]) -> _Item:
         hint = ("`volatile=True` meant: no graph for anything computed from it; on current PyTorch it has no "
                 "effect and the graph is built (memory grows, `.numpy()` fails)")
         if region.kind == "loop":
@@ -1013,7 +1034,7 @@ class _Planner:
                     block = body.with_changes(body=block.body)
                 return updated.with_changes(body=block)
             return _Item("TM102", region.node, f"body of `{region.node.name.value}` (`volatile=True` inside) "
-                         "wrapped in `with torch.no_grad():`", fix, hint=hint)
+                         f"wrapped in `with torch.no_grad():`{region.note}", fix, hint=hint)
         body = list(region.node.body)
         if region.start == region.end:
             def fix(updated):
@@ -1042,7 +1063,8 @@ class _Planner:
         tuples_done: Set[int] = set()
         for ref, anc in self.facts.variable_refs:
             parent = anc[-2] if len(anc) > 1 else None
-            if isinstance(parent, cst.Attribute) or (isinstance(parent, cst.Call) and parent.func is ref) or any(
+            if isinstance(parent, cst.Attribute) or (isinstance(parent, cst.Call) and parent.func is ref) or (
+                    isinstance(parent, cst.Arg) and parent.keyword is ref) or any(
                     isinstance(n, (cst.Import, cst.ImportFrom)) for n in anc):
                 continue
             comparison = self._type_comparison(anc)

@@ -227,6 +227,7 @@ def test_imports_still_used_stay():
     "from torch.autograd import *\nx = Variable(t)\n",
     "from mylib import Variable\nx = Variable(t, volatile=True)\n",
     "import torch\ns = 'Variable(x, volatile=True)'\n# Variable(x)\n",
+    "import torch\nopts = dict(volatile=True)\n",
 ])
 def test_unrelated_variables_are_never_touched(source):
     outcome = migrate(source, codemods.ALL_RULES)
@@ -451,12 +452,40 @@ def test_backward_in_the_region_is_reported_with_an_unsafe_fix():
     ("def batches():\n    for x in loader:\n        yield model(Variable(x, volatile=True))\n", "yields"),
     ("f = lambda x: Variable(x, volatile=True)\n", "lambda"),
     ("y = Variable(x, volatile=not training)\n", "volatile=not training"),
-    ("def f(x, v):\n    return Variable(x, volatile=v)\n", "volatile=v"),
 ])
 def test_volatile_without_a_wrappable_region_is_reported(source, reason):
     outcome = migrate(HEADER + source)
     assert outcome.text == HEADER + source
     assert any(reason in f.message for f in outcome.findings)
+
+
+def test_helpers_from_other_files():
+    """`to_var` lives in utils.py: its flag is dropped there, and `volatile=True` at the call sites marks inference."""
+    utils = HEADER + "def to_var(x, volatile=False):\n    if torch.cuda.is_available():\n        x = x.cuda()\n" \
+                     "    return Variable(x, volatile=volatile)\n"
+    outcome = migrate(utils)
+    assert outcome.text.endswith("    return x.detach()\n") and "Variable" not in outcome.text
+    assert [f.message for f in outcome.findings if not f.fixable] == [
+        "`volatile=volatile`: callers that pass a true value (none in this file) must run their inference under "
+        "`torch.no_grad()`"]
+    main = """
+    import torch
+    from utils import to_var
+
+    def test(model, loader):
+        for images, labels in loader:
+            out = model(to_var(images, volatile=True))
+        return out
+
+    def train(model, loader):
+        for images, labels in loader:
+            model(to_var(images, volatile=False)).sum().backward()
+            with torch.no_grad():
+                model(to_var(images, volatile=True))
+    """
+    text = migrate(main).text
+    assert text.count("torch.no_grad()") == 2
+    assert "def test(model, loader):\n    with torch.no_grad():\n        for images, labels in loader:" in text
 
 
 def test_module_level_inference_code_is_wrapped_from_the_site_to_the_last_use():
