@@ -17,11 +17,12 @@ The three rules share one analysis per file (``_Facts``): during the engine's
 traversal it collects scopes, name bindings, ``Variable`` uses, calls and
 ``backward()`` sites; at the end of the module it decides every rewrite once
 and each rule reports the items carrying its code. Whether an argument "has no
-graph" is decided from the file alone, flow-insensitively: a name qualifies
-only when *every* binding of it in its scope does (factory calls, ``.data``,
-``.detach()``, loader elements, conversions/reshapes of such values...).
-Function parameters, attributes of objects and calls of anything that may be a
-module never qualify.
+graph" is decided from the file alone: a name qualifies only when *every*
+binding of it that may reach the use does (factory calls, ``.data``,
+``.detach()``, loader elements, conversions/reshapes of such values...); the
+only flow rule is that a plain assignment at the top of a function or module
+body hides the bindings before it. Function parameters, attributes of objects
+and calls of anything that may be a module never qualify.
 """
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ REQUIRES_GRAD_FACTORIES = frozenset(f"torch.{f}" for f in (
     "zeros_like", "ones_like", "rand_like", "randn_like", "empty_like", "full_like"))
 # Calls that return a new tensor without autograd history, whatever their arguments.
 FACTORIES = REQUIRES_GRAD_FACTORIES | TENSOR_TYPES | frozenset(
-    f"torch.{f}" for f in ("from_numpy", "randint", "randint_like", "randperm", "range", "bernoulli", "multinomial"))
+    f"torch.{f}" for f in ("from_numpy", "randint", "randint_like", "randperm", "range", "multinomial"))
 # Tensor methods whose arguments (device, dtype, shape, indices) never bring history in: the result has a
 # graph only if the receiver has one.
 NEUTRAL_METHODS = frozenset((
@@ -76,7 +77,7 @@ _SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
 # Expressions that can take ``.attr`` / be a call's function without parentheses.
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float, cst.Imaginary,
           cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.List, cst.Dict, cst.Set,
-          cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.Tuple)
+          cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 # Parents in which any expression may stand without parentheses.
 _LOOSE_PARENTS = (cst.Arg, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Element, cst.Expr,
                   cst.DictElement, cst.Index, cst.Param, cst.WithItem)
@@ -93,7 +94,7 @@ def _method_call(value: cst.BaseExpression, name: str, args: Sequence[cst.Arg] =
 
 def _atom(expr: cst.BaseExpression) -> cst.BaseExpression:
     """``expr`` usable as the receiver of ``.attr``: parenthesized unless it already binds tightly."""
-    if expr.lpar or isinstance(expr, _ATOMS) and not isinstance(expr, cst.Tuple):
+    if expr.lpar or isinstance(expr, _ATOMS):
         return expr
     return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
@@ -157,18 +158,12 @@ def _target_names(target: cst.CSTNode) -> Iterator[cst.Name]:
         yield from _target_names(target.value)
 
 
-def _with_body(statements: List[cst.BaseStatement], no_grad: cst.BaseExpression,
-               leading: Sequence[cst.EmptyLine] = ()) -> cst.With:
-    return cst.With(items=[cst.WithItem(item=cst.Call(func=no_grad))], body=cst.IndentedBlock(body=statements),
-                    leading_lines=list(leading))
-
-
 def _wrap(statements: List[cst.BaseStatement], no_grad: cst.BaseExpression) -> cst.With:
     """``with no_grad():`` around ``statements``, taking over the first one's leading comments."""
     first = statements[0]
-    leading = first.leading_lines
-    statements = [first.with_changes(leading_lines=[]), *statements[1:]]
-    return _with_body(statements, no_grad, leading)
+    body = cst.IndentedBlock(body=[first.with_changes(leading_lines=[]), *statements[1:]])
+    return cst.With(items=[cst.WithItem(item=cst.Call(func=no_grad))], body=body,
+                    leading_lines=list(first.leading_lines))
 
 
 def _unindented_blank_lines(statement: cst.BaseStatement) -> cst.BaseStatement:
@@ -292,7 +287,7 @@ class _Facts:
         self.yields: List[tuple] = []
         self.volatile_calls: List[Tuple[cst.Call, tuple, cst.BaseExpression]] = []  # helpers given `volatile=`
         self.returned: Dict[int, Set[str]] = {}
-        self.memo: Dict[Tuple[str, int, str], bool] = {}
+        self.memo: Dict[tuple, bool] = {}
         self._items: Optional[List[_Item]] = None
 
     # ---- collection (called from the rules' handlers) ----
@@ -321,8 +316,8 @@ class _Facts:
                 if pairwise:
                     self.bind_target(scope, element.value, "value", values[index].value, ancestors, killing)
                 else:
-                    self.bind_target(scope, element.value, "iter" if kind == "iter" else "unpack", value,
-                                     ancestors, killing)
+                    self.bind_target(scope, element.value, kind if kind in ("iter", "unknown") else "unpack",
+                                     value, ancestors, killing)
         elif isinstance(target, cst.StarredElement):
             self.bind_target(scope, target.value, "unknown", None, ancestors)
 
@@ -588,8 +583,7 @@ class _Planner:
 
     # ---- the plan ----
     def plan(self) -> List[_Item]:
-        calls = [c for c in self.facts.variable_calls]
-        volatile_sites: List[Tuple[cst.CSTNode, tuple, _Call]] = []
+        calls = list(self.facts.variable_calls)
         handled: Set[int] = set()
         for call in calls:
             if call.problem:
@@ -632,9 +626,9 @@ class _Planner:
             return "fresh"
         return "detach_grad"
 
-    def _call_item(self, code: str, call: _Call, volatile_note: str = "") -> _Item:
+    def _call_item(self, code: str, call: _Call) -> _Item:
         strategy = self._strategy(call)
-        source = cst.Module([]).code_for_node(call.data.value)
+        source = _code(call.data.value)
         loose = isinstance(call.ancestors[-2], _LOOSE_PARENTS) if len(call.ancestors) > 1 else True
         messages = {
             "data": f"`Variable({source})`: `{source}` has no autograd history, the wrapper goes" if not (
@@ -658,8 +652,7 @@ class _Planner:
             self.drop_import(updated.func)
             return replacement
 
-        message = messages[strategy] + volatile_note
-        return _Item(code, call.node, message, fix, hint=hint)
+        return _Item(code, call.node, messages[strategy], fix, hint=hint)
 
     def _rewrite(self, strategy: str, value: cst.BaseExpression, flag: Optional[cst.BaseExpression]
                  ) -> cst.BaseExpression:
@@ -676,16 +669,7 @@ class _Planner:
         if strategy == "detach":
             return _method_call(value, "detach")
         if strategy == "factory":
-            args = list(value.args)
-            if args:
-                comma = args[-1].comma
-                if comma is cst.MaybeSentinel.DEFAULT or (isinstance(comma.whitespace_after, cst.SimpleWhitespace)
-                                                          and not comma.whitespace_after.value):
-                    comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-                args[-1] = args[-1].with_changes(comma=comma)
-            args.append(cst.Arg(flag, keyword=cst.Name("requires_grad"),
-                                equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
-            return value.with_changes(args=args)
+            return _append_keyword(value, "requires_grad", flag)
         if strategy == "fresh":
             return _method_call(value, "requires_grad_", grad_args)
         return _method_call(_method_call(value, "detach"), "requires_grad_", grad_args)
@@ -1200,6 +1184,22 @@ def _dedupe(elements: List[cst.Element]) -> List[cst.Element]:
             seen.add(key)
             out.append(element)
     return out
+
+
+def _append_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
+    """``f(a, b)`` -> ``f(a, b, name=value)``, one argument per line if the call is laid out that way."""
+    args = list(call.args)
+    new_comma = cst.MaybeSentinel.DEFAULT
+    if args:
+        comma = args[-1].comma
+        if isinstance(comma, cst.Comma) and isinstance(comma.whitespace_after, cst.ParenthesizedWhitespace):
+            args[-1] = args[-1].with_changes(comma=comma.with_changes(whitespace_after=call.whitespace_before_args))
+            new_comma = comma
+        elif comma is cst.MaybeSentinel.DEFAULT or not comma.whitespace_after.value:
+            args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    args.append(cst.Arg(value, keyword=cst.Name(name), comma=new_comma,
+                        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
+    return call.with_changes(args=args)
 
 
 def _code(node: cst.CSTNode) -> str:

@@ -145,6 +145,8 @@ def test_graph_may_flow_so_the_cut_is_kept(before, after):
     ("w = Variable(torch.randn(5, 3), True)\n", "w = torch.randn(5, 3, requires_grad=True)\n"),
     ("w = Variable(torch.randn(5, 3,), requires_grad=True)\n", "w = torch.randn(5, 3, requires_grad=True)\n"),
     ("w = Variable(torch.zeros(3)\n             , requires_grad=True)\n", "w = torch.zeros(3, requires_grad=True)\n"),
+    ("w = Variable(torch.zeros(\n    3,\n    4,\n), requires_grad=True)\n",
+     "w = torch.zeros(\n    3,\n    4,\n    requires_grad=True,\n)\n"),
     ("w = Variable(torch.ones(2), requires_grad=flag)\n", "w = torch.ones(2, requires_grad=flag)\n"),
     ("w = Variable(torch.zeros(1).type(dtype), requires_grad=True)\n",
      "w = torch.zeros(1).type(dtype).requires_grad_()\n"),
