@@ -107,9 +107,11 @@ def _keyword(arg: cst.Arg) -> Optional[str]:
     return arg.keyword.value if arg.keyword is not None else None
 
 
+_TIGHT_EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+
+
 def _kwarg(name: str, value: cst.BaseExpression) -> cst.Arg:
-    return cst.Arg(value, keyword=cst.Name(name),
-                   equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+    return cst.Arg(value, keyword=cst.Name(name), equal=_TIGHT_EQUAL)
 
 
 def _span(node: cst.CSTNode) -> int:
@@ -844,18 +846,29 @@ class _Plan:
         self._plan_guards(fixed)
 
     def _to_fix(self, device: str, dtype: Optional[str] = None, keyword: bool = False) -> Callable:
-        """``x.cuda(0, non_blocking=True)`` / ``x.type(T)`` -> ``x.to(device[, dtype], non_blocking=True)``."""
+        """``x.cuda(0, non_blocking=True)`` / ``x.type(T)`` -> ``x.to(device[, dtype], non_blocking=True)``,
+        in the layout of the original arguments."""
         def fix(node: cst.Call) -> cst.Call:
-            target = _kwarg("device", self._expr(device)) if keyword else cst.Arg(self._expr(device))
-            args = [target] + ([cst.Arg(self._expr(dtype))] if dtype else [])
-            if node.func.attr.value == "cuda":
-                positional = [a for a in node.args if a.keyword is None]
-                if len(positional) == 2:  # cuda(device, async)
-                    args.append(_kwarg("non_blocking", positional[1].value))
-                args += [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in node.args
-                         if a.keyword is not None and _keyword(a) not in INDEX_KEYWORDS]
-            if dtype:
+            value = self._expr(device)
+            new = _kwarg("device", value) if keyword else cst.Arg(value)
+            args = list(node.args)
+            if dtype:  # .type(T): T is replaced by the device and the dtype
                 self._need_torch()
+                args = [new.with_changes(comma=args[0].comma), cst.Arg(self._expr(dtype))] + args[1:]
+                args[0] = args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            else:
+                gpu = self._gpu_arg(node)
+                if gpu is None:
+                    comma = cst.MaybeSentinel.DEFAULT if not args else cst.Comma(
+                        whitespace_after=cst.SimpleWhitespace(" "))
+                    args.insert(0, new.with_changes(comma=comma))
+                else:
+                    at = args.index(gpu)
+                    args[at] = new.with_changes(comma=gpu.comma, whitespace_after_arg=gpu.whitespace_after_arg)
+                positional = [a for a in args[1:] if a.keyword is None and not a.star]
+                if positional:  # cuda(device, async)
+                    at = args.index(positional[0])
+                    args[at] = args[at].with_changes(keyword=cst.Name("non_blocking"), equal=_TIGHT_EQUAL)
             return node.with_changes(func=node.func.with_changes(attr=cst.Name("to")), args=args)
         return fix
 
@@ -952,7 +965,7 @@ class _Plan:
 
     def _constructor_fix(self, type_name: str, form: str, device: Optional[str]) -> Callable:
         def fix(node: cst.Call) -> cst.Call:
-            args = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in node.args] or [cst.Arg(cst.Integer("0"))]
+            args = list(node.args) or [cst.Arg(cst.Integer("0"))]
             dtype = self._dtype(type_name, empty=form == "empty")
             args += [_kwarg("dtype", self._expr(dtype))] if dtype else []
             args += [_kwarg("device", self._expr(device))] if device else []
