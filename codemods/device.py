@@ -543,10 +543,11 @@ class _Plan:
         self.uses: Dict[str, Optional[List[Tuple[cst.Call, _Where]]]] = {}  # type selection -> its uses
         self.ends: Dict[int, int] = {}
         self.module_torch = True  # a top-level import binds ``torch`` (known once a default device is planned)
-        self.existing = self._existing_devices()
+        self.existing = self._existing_devices()  # ``x = torch.device(...)``: no other is created
+        self.params = [_Device("device", function, 0, known=False) for function in self.facts.device_params]
         self.device: Optional[_Device] = None
         if not self.existing:
-            wanted = list(self._wanted())
+            wanted = [w for w in self._wanted() if not any(self._reaches(p, w) for p in self.params)]
             if wanted:
                 self.device = self._create(wanted)
         self._plan_cuda_calls()
@@ -609,8 +610,6 @@ class _Plan:
                 index = int(value.args[1].value.evaluated_value)  # torch.device("cuda", 1)
             condition = _condition(choice.test) if isinstance(choice, cst.IfExp) else None
             found.append(_Device(target, scope, self._end(binding.line), root if attr else None, condition, index))
-        for function in self.facts.device_params:
-            found.append(_Device("device", function, 0, known=False))
         return found
 
     def _reaches(self, device: _Device, where: _Where) -> bool:
@@ -632,7 +631,7 @@ class _Plan:
         return False
 
     def _find(self, where: _Where) -> Optional[_Device]:
-        candidates = self.existing or ([self.device] if self.device else [])
+        candidates = self.existing + self.params + ([self.device] if self.device else [])
 
         def nearness(device: _Device):
             chain = where.chain
@@ -774,8 +773,8 @@ class _Plan:
     def _index_policy(self) -> Optional[int]:
         """The index the created device keeps: the file's one literal ``.cuda(k)`` index, if that is exact."""
         indices, plain = set(), False
-        for call, _ in self.facts.cuda_calls:
-            kind, index = self._index(call)
+        for call, where in self.facts.cuda_calls:
+            kind, index = self._index(call, where)
             indices.update([index] if kind == "literal" else [])
             plain = plain or kind == "none"
         if len(indices) == 1 and not self.facts.sets_device:
@@ -788,8 +787,9 @@ class _Plan:
         return next((a for a in call.args if (a.keyword is None and not a.star) or _keyword(a) in INDEX_KEYWORDS),
                     None)
 
-    def _index(self, call: cst.Call) -> Tuple[str, Optional[int]]:
-        """("none" | "literal" | "name" | "other", index) for the GPU argument of ``.cuda(...)``."""
+    def _index(self, call: cst.Call, where: _Where) -> Tuple[str, Optional[int]]:
+        """("none" | "literal" | "name" | "other", index) for the GPU argument of ``.cuda(...)``
+        (a name bound only to one integer, ``gpu_id = 0``, is that literal)."""
         if any(a.star for a in call.args):
             return "other", None
         arg = self._gpu_arg(call)
@@ -798,12 +798,17 @@ class _Plan:
         value = arg.value
         if isinstance(value, cst.Call) and self.ctx.qualname(value.func) == "torch.cuda.current_device":
             return "none", None
+        if isinstance(value, cst.Name):
+            bindings = next((b for b in (self._bound(s, value.value) for s in where.chain) if b), [])
+            values = {_code(b.value) if b.kind == "assign" and isinstance(b.value, cst.Integer) else "" for b in bindings}
+            if len(values) == 1 and "" not in values:
+                value = bindings[0].value
         if isinstance(value, cst.Integer):
             return "literal", int(value.evaluated_value)
         return ("name", None) if dotted(value) else ("other", None)
 
-    def _index_ok(self, device: _Device, call: cst.Call) -> bool:
-        kind, index = self._index(call)
+    def _index_ok(self, device: _Device, call: cst.Call, where: _Where) -> bool:
+        kind, index = self._index(call, where)
         if kind == "none":
             return True
         if kind == "name":  # ``.cuda(device)`` with the device itself
@@ -834,7 +839,7 @@ class _Plan:
             if device is None:
                 self._add(call, "TM201", "`.cuda()` where no `torch.device` is in scope (nor the flag it would "
                           "come from): pass one in and use `.to(device)`")
-            elif not self._index_ok(device, call):
+            elif not self._index_ok(device, call, where):
                 self._add(call, "TM201", "`.cuda(<index>)` with a GPU index that the file's one device does not "
                           "have: `.to()` a `torch.device` with that index")
             else:

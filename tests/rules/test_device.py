@@ -315,6 +315,28 @@ def test_device_parameter_is_reused():
     assert "return model(x.to(device))" in text and "torch.device(" not in text
 
 
+def test_device_parameter_does_not_stop_a_file_device_for_other_code():
+    source = "import torch\ngpu_id = 0\nm = net.cuda(gpu_id)\ndef f(x, device):\n    return x.cuda(device)\n"
+    text = migrate(source).text
+    assert 'torch_device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")' in text
+    assert "m = net.to(torch_device)" in text and "return x.to(device)" in text
+
+
+def test_is_available_guard_in_a_helper_goes_with_the_default_device():
+    source = '''\
+    import torch
+    from torch.autograd import Variable
+
+    def to_var(x):
+        if torch.cuda.is_available():
+            x = x.cuda()
+        return Variable(x)
+    '''
+    outcome = migrate(source)
+    assert "def to_var(x):\n    x = x.to(device)\n    return Variable(x)\n" in outcome.text
+    assert torch.equal(execute(outcome.text)["to_var"](torch.ones(2)), torch.ones(2))
+
+
 def test_name_clash_picks_another_name():
     source = '''\
     import torch
