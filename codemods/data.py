@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from codemods.base import Example, Rule
 from codemods.deprecated import LOSS_FUNCTIONS, modern_signature
 from codemods.engine import _suppressed
+from codemods.walk import children, walk
 
 # -- kinds the inference distinguishes -------------------------------------------------------
 SCALAR = "1-element tensor"  # a loss, a full reduction: `.item()` gives its value
@@ -117,12 +118,6 @@ def _index_value(sub: cst.Subscript) -> Optional[int]:
     return int(value.value) if isinstance(value, cst.Integer) and value.value.isdigit() else None
 
 
-def _descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    yield node
-    for child in node.children:
-        yield from _descendants(child)
-
-
 def _code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
 
@@ -159,11 +154,23 @@ class _Scope:
         self.passed: Dict[str, List[cst.Call]] = {}  # name -> calls it is a positional argument of
 
 
-class _Collector(cst.CSTVisitor):
+class _Collector:
+    """One read-only walk over the file; ``visit_<Node>``/``leave_<Node>`` as in a libcst visitor."""
+
     def __init__(self, analysis: "_Analysis"):
-        super().__init__()
         self.analysis = analysis
         self.stack: List[_Scope] = [analysis.module_scope]
+
+    def run(self, node: cst.CSTNode) -> None:
+        name = type(node).__name__
+        visit = getattr(self, "visit_" + name, None)
+        if visit is not None and visit(node) is False:
+            return
+        for child in children(node):
+            self.run(child)
+        leave = getattr(self, "leave_" + name, None)
+        if leave is not None:
+            leave(node)
 
     @property
     def scope(self) -> _Scope:
@@ -313,7 +320,7 @@ class _Analysis:
         self.has_data = False
         self.module_classes: Set[int] = set()  # classes of this file that subclass torch.nn.*
         self.torch_file = ctx.imports.imports_module("torch")
-        ctx.module.visit(_Collector(self))
+        _Collector(self).run(ctx.module)
         self._kinds: Dict[Tuple[int, int], Optional[str]] = {}
         self._pending: Set[Tuple[int, int]] = set()
         self._sites: Dict[int, Optional[_Site]] = {}
@@ -561,7 +568,7 @@ class _Analysis:
     # -- tensors, parameters ---------------------------------------------------------------
     def parameter_source(self, expr: cst.CSTNode, scope: _Scope, depth: int = 0) -> bool:
         """``expr`` iterates over parameters (``model.parameters()``, ``group['params']``, ...)."""
-        for node in _descendants(expr):
+        for node in walk(expr):
             if isinstance(node, cst.Attribute) and node.attr.value in ("parameters", "named_parameters",
                                                                         "param_groups"):
                 return True
@@ -879,7 +886,7 @@ class _Analysis:
     def _mutates(self, fdef: cst.FunctionDef, name: str) -> bool:
         key = (id(fdef), name)
         if key not in self._mutated:
-            self._mutated[key] = any(_writes_name(node, name) for node in _descendants(fdef.body))
+            self._mutated[key] = any(_writes_name(node, name) for node in walk(fdef.body))
         return self._mutated[key]
 
     def _plain_read(self, receiver: cst.CSTNode, ancestors: List[cst.CSTNode]) -> bool:
@@ -1337,7 +1344,7 @@ class DataUpdate(Rule):
         block = ancestors[-2]
         if not isinstance(block, (cst.IndentedBlock, cst.Module)):
             return  # an `elif` branch: its `if` is the statement
-        keep = {_code(a.value) for a in _descendants(node) if isinstance(a, cst.Attribute) and a.attr.value == "data"
+        keep = {_code(a.value) for a in walk(node) if isinstance(a, cst.Attribute) and a.attr.value == "data"
                 and not analysis.tensor_evidence(a.value, scope)}
         if analysis.in_no_grad(ancestors):
             fix = lambda updated: updated.visit(_StripData(keep))  # noqa: E731
