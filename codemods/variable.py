@@ -34,6 +34,7 @@ import libcst as cst
 
 from codemods.base import Example, Rule
 from codemods.names import dotted
+from codemods.walk import children
 
 VARIABLE = "torch.autograd.Variable"
 
@@ -125,7 +126,7 @@ def _names_in(node: cst.CSTNode) -> Iterator[str]:
         elif isinstance(current, (cst.FunctionDef, cst.ClassDef)):
             stack.extend(current.decorators)
             continue
-        stack.extend(current.children)
+        stack.extend(children(current))
 
 
 def _bound_in(node: cst.CSTNode) -> Iterator[str]:
@@ -145,7 +146,7 @@ def _bound_in(node: cst.CSTNode) -> Iterator[str]:
             continue
         for target in targets:
             yield from (n.value for n in _target_names(target))
-        stack.extend(current.children)
+        stack.extend(children(current))
 
 
 def _target_names(target: cst.CSTNode) -> Iterator[cst.Name]:
@@ -286,7 +287,7 @@ class _Facts:
         self.backward: List[tuple] = []
         self.yields: List[tuple] = []
         self.volatile_calls: List[Tuple[cst.Call, tuple, cst.BaseExpression]] = []  # helpers given `volatile=`
-        self.returned: Dict[int, Set[str]] = {}
+        self.returns: Dict[int, List[cst.BaseExpression]] = {}  # id(function) -> its returned expressions
         self.memo: Dict[tuple, bool] = {}
         self._items: Optional[List[_Item]] = None
 
@@ -557,6 +558,10 @@ class _Planner:
         self.facts = facts
         self.ctx = facts.ctx
         self.items: List[_Item] = []
+        self._resolved: Dict[int, Optional[cst.FunctionDef]] = {}
+        self._ranges: Dict[int, int] = {}  # module-level inference ranges: start -> end
+        self._reads: Dict[int, frozenset] = {}  # id(module-level statement) -> the names it reads
+        self._with_backward: Optional[Set[int]] = None
 
     # ---- spelling ----
     def torch_expr(self, name: str) -> cst.BaseExpression:
@@ -893,17 +898,17 @@ class _Planner:
     def _returns(self, function: cst.FunctionDef, anc: tuple) -> bool:
         """Is the value at the end of ``anc`` returned by ``function`` (directly or through a name)?"""
         position = anc.index(function)
-        returned = self.facts.returned.get(id(function), set())
         for node in anc[position + 1:]:
             if isinstance(node, cst.Return):
                 return True
             if isinstance(node, cst.Assign):
+                returned = {name for value in self.facts.returns.get(id(function), ()) for name in _names_in(value)}
                 return any(n.value in returned for t in node.targets for n in _target_names(t.target))
         return False
 
     def _backward_functions(self) -> Set[int]:
         """Functions of this file that call ``backward()`` directly or through other functions of the file."""
-        if hasattr(self, "_with_backward"):
+        if self._with_backward is not None:
             return self._with_backward
         direct: Set[int] = set()
         for anc in self.facts.backward:
@@ -924,6 +929,13 @@ class _Planner:
         return direct
 
     def _resolve(self, call: cst.Call, anc: tuple) -> Optional[cst.FunctionDef]:
+        """The function of this file that ``call`` calls, if it can tell."""
+        key = id(call)
+        if key not in self._resolved:
+            self._resolved[key] = self._find_function(call, anc)
+        return self._resolved[key]
+
+    def _find_function(self, call: cst.Call, anc: tuple) -> Optional[cst.FunctionDef]:
         func = call.func
         if isinstance(func, cst.Name):
             bindings = self.facts.lookup(func.value, self.facts.scope(anc))
@@ -940,9 +952,8 @@ class _Planner:
 
     def _in_region(self, region: _Region, anc: tuple) -> bool:
         if region.kind == "range":
-            top = anc[1] if len(anc) > 1 else None
-            body = list(region.node.body)
-            return top in body[region.start:region.end + 1] and not any(
+            index = self.facts.scope(anc[:1]).position(anc)
+            return index is not None and region.start <= index <= region.end and not any(
                 isinstance(n, (cst.FunctionDef, cst.ClassDef)) for n in anc[1:])
         return region.node in anc
 
@@ -951,8 +962,10 @@ class _Planner:
             return "the code around it also calls `backward()`, so it cannot all run under `torch.no_grad()`"
         with_backward = self._backward_functions()
         for call, anc in self.facts.calls:
+            if not self._in_region(region, anc):
+                continue
             target = self._resolve(call, anc)
-            if target is not None and id(target) in with_backward and self._in_region(region, anc):
+            if target is not None and id(target) in with_backward:
                 return (f"the code around it calls `{target.name.value}()`, which calls `backward()`, so it cannot "
                         "all run under `torch.no_grad()`")
         if any(self._in_region(region, anc) for anc in self.facts.yields):
@@ -962,18 +975,23 @@ class _Planner:
     def _module_range(self, anc: tuple) -> _Region:
         """Module level: the statement with the site and every later statement that uses what it computes."""
         module = anc[0]
-        body = list(module.body)
-        start = body.index(anc[1])
-        tainted = set(_bound_in(body[start]))
-        end = start
-        for index in range(start + 1, len(body)):
-            statement = body[index]
-            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-                continue
-            if tainted & set(_names_in(statement)):
-                end = index
-                tainted.update(_bound_in(statement))
-        return _Region("range", module, (module,), start, end)
+        body = module.body
+        start = self.facts.scope(anc[:1]).position(anc)
+        if start not in self._ranges:
+            tainted = set(_bound_in(body[start]))
+            end = start
+            for index in range(start + 1, len(body)):
+                statement = body[index]
+                if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                    continue
+                reads = self._reads.get(id(statement))
+                if reads is None:
+                    reads = self._reads[id(statement)] = frozenset(_names_in(statement))
+                if not tainted.isdisjoint(reads):
+                    end = index
+                    tainted.update(_bound_in(statement))
+            self._ranges[start] = end
+        return _Region("range", module, (module,), start, self._ranges[start])
 
     def _plan_regions(self, pairs: List[Tuple[_Region, cst.Call]]) -> None:
         chosen: List[Tuple[_Region, List[cst.Call]]] = []
@@ -1356,7 +1374,7 @@ class _VariableFamily(Rule):
         if self.feeds and node.value is not None:
             anc = self.ctx.ancestors
             owner = anc[_scope_index(anc, functions_only=True)]
-            self.facts.returned.setdefault(id(owner), set()).update(_names_in(node.value))
+            self.facts.returns.setdefault(id(owner), []).append(node.value)
 
     def visit_Yield(self, node: cst.Yield) -> None:
         if self.feeds:
