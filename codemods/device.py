@@ -10,12 +10,14 @@ CPU-only machine, where ``torch.cuda.FloatTensor(...)``,
 The rules share one plan per file (``_Plan``, from one walk: ``_Facts``):
 
 - The device. An existing ``device = torch.device(...)`` (also ``args.device =``,
-  a ``"cuda" if ... else "cpu"`` string, or a ``device`` parameter) is reused.
+  ``self.device =`` for the methods of its class, or a ``"cuda" if ... else "cpu"``
+  string) is reused, and a ``device`` parameter serves its own function.
   Otherwise one is defined from the script's flag, right after the statement that
   sets it: ``args.cuda = ... torch.cuda.is_available()``, else the name that
-  guards the ``.cuda()`` calls (``if opt.cuda:`` -> after ``opt = parser.parse_args()``);
-  without a flag, from ``torch.cuda.is_available()`` after the imports. A flag set
-  in ``main()`` and read by ``train(args)`` gets ``args.device``, attached to the
+  guards the ``.cuda()`` calls (``if opt.cuda:`` -> after ``opt = parser.parse_args()``,
+  also when ``opt`` is built in ``main()`` and passed to ``train(opt)``); without a
+  flag, from ``torch.cuda.is_available()`` after the imports. A flag set in
+  ``main()`` and read by ``train(args)`` gets ``args.device``, attached to the
   object that carries the flag, so every function that sees the flag sees the
   device; otherwise a plain name (``device``, ``torch_device`` if ``device`` is
   taken). A use the device cannot reach (``.cuda()`` in a helper that sees neither
@@ -28,10 +30,13 @@ The rules share one plan per file (``_Plan``, from one walk: ``_Facts``):
   uses one literal index (0, or k without unindexed calls) and never calls
   ``set_device``; other indices are diagnostics. ``.cuda()`` means the current
   device, which is what ``torch.device("cuda")`` means too.
-- ``if <flag>:`` around transfers only (``x = x.cuda()``, ``model.cuda()``)
-  disappears when the flag is the device's condition: when it is false the device
-  is the CPU and ``.to(cpu)`` returns its receiver itself. ``if x.is_cuda:
-  y = y.cuda()`` becomes ``y = y.to(x.device)``.
+- ``if <flag>:`` around transfers only (``x = x.cuda()``, ``model.cuda()``, with an
+  ``else`` of ``.cpu()`` or the value itself; ``return x.cuda()`` only with such an
+  ``else``) disappears when the flag is the device's condition: when it is false the
+  device is the CPU and ``.to(cpu)`` returns its receiver itself. ``if x.is_cuda:
+  y = y.cuda()`` becomes ``y = y.to(x.device)``. Storages (``map_location=lambda
+  storage, loc: storage.cuda()``) get ``.to(device=...)``: their ``to`` takes no
+  positional device.
 - ``torch.FloatTensor(2, 3)`` (uninitialised memory) becomes ``torch.empty(2, 3)``,
   ``torch.FloatTensor([1, 2])`` (data) ``torch.tensor([1, 2], dtype=torch.float32)``.
   One argument of unknown kind is a diagnostic: a size or a sequence? a float32
@@ -75,7 +80,7 @@ DATA_FUNCTIONS = frozenset({"list", "range", "sorted"})
 SIZE_METHODS = frozenset({"size", "numel", "dim"})
 SIZE_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide)
 DATA_METHODS = frozenset({"tolist"})
-# Statements that raise without CUDA; they are guarded by ``torch.cuda.is_available()``.
+# Statements that raise without CUDA (as does ``set_default_tensor_type(torch.cuda.X)``); TM205 guards them.
 CUDA_ONLY_STATEMENTS = frozenset({"torch.cuda.set_device", "torch.cuda.synchronize"})
 # ``.cuda(...)`` keywords naming the GPU (``device_id`` is the 0.1/0.2 spelling).
 INDEX_KEYWORDS = frozenset({"device", "device_id"})
@@ -859,8 +864,7 @@ class _Plan:
             args = list(node.args)
             if dtype:  # .type(T): T is replaced by the device and the dtype
                 self._need_torch()
-                args = [new.with_changes(comma=args[0].comma), cst.Arg(self._expr(dtype))] + args[1:]
-                args[0] = args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                args = [new, cst.Arg(self._expr(dtype))]
             else:
                 gpu = self._gpu_arg(node)
                 if gpu is None:
@@ -1035,6 +1039,10 @@ class _Plan:
 
     def _plan_selections(self) -> None:
         """Replace a type selection by dtype + device at every use, or say why it stays."""
+        removable: Dict[int, int] = {}  # block -> statements left when its selections go
+        for _, _, _, line, _ in self.facts.selections:
+            parent = self.facts.parents.get(id(line))
+            removable[id(parent)] = removable.get(id(parent), len(getattr(parent, "body", ()))) - 1
         for target, type_name, test, line, where in self.facts.selections:
             uses = self._selection_uses(target)
             device = self._find(where) or (self._find(uses[0][1]) if uses else None)
@@ -1049,8 +1057,10 @@ class _Plan:
                 problem = "no `torch.device` is in scope"
             elif test is not None and _condition(test) != device.condition:
                 problem = f"its condition is not the one `{device.expr}` is built from"
-            elif not isinstance(parent, _BLOCKS) or len(parent.body) < 2 or len(line.body) != 1:
+            elif not isinstance(parent, _BLOCKS) or removable[id(parent)] < 1 or len(line.body) != 1:
                 problem = "the statement cannot be removed"
+            elif not all(self._applies("TM202", w) for w in [where] + [w for _, w in uses]):
+                problem = "a use is suppressed"
             else:
                 forms = []
                 for use, use_where in uses:
@@ -1134,7 +1144,12 @@ _STATE: Dict[str, object] = {"ctx": None, "codes": set(), "plan": None}
 
 
 class _DeviceRule(Rule):
-    """Reports the plan's actions for its own code; the family's rules share one plan per file."""
+    """Reports the plan's actions for its own code; the family's rules share one plan per file.
+
+    The rules of one file are created together before the traversal (so the plan knows which codes are
+    selected) and the plan is built at their first handler call; files are processed one at a time per
+    process, which is what ``_STATE`` relies on.
+    """
 
     def __init__(self, ctx):
         super().__init__(ctx)

@@ -683,20 +683,26 @@ def validate(model, criterion):
 '''
 
 
+def lines(text):
+    """The stripped lines of ``text``: other families may re-indent (``with torch.no_grad():``)."""
+    return {line.strip() for line in text.splitlines()}
+
+
 def test_async_script_through_all_rules_runs_on_cpu():
     outcome = migrate(IMAGENET_STYLE, rules=codemods.ALL_RULES)
     text = outcome.text
     assert "async" not in text and ".cuda(" not in text
-    assert '    args.device = torch.device("cuda" if args.cuda else "cpu")\n' in text
-    assert "    input = input.to(args.device, non_blocking=True)\n" in text
-    assert "    target = target.to(args.device, non_blocking=True)\n" in text
-    assert "target = torch.tensor([0, 1, 1, 0], dtype=torch.long)" in text
+    assert {'args.device = torch.device("cuda" if args.cuda else "cpu")',
+            "input = input.to(args.device, non_blocking=True)",
+            "target = target.to(args.device, non_blocking=True)",
+            "target = torch.tensor([0, 1, 1, 0], dtype=torch.long)"} <= lines(text)
+    assert "if args.cuda:" not in text
     assert {"TM201", "TM203", "TM204"} <= {f.code for f in applied(outcome)}
     losses = execute(text)["main"]([])
     torch.manual_seed(0)
-    model = nn_linear = torch.nn.Linear(3, 2)
-    expected = torch.nn.CrossEntropyLoss()(nn_linear(torch.ones(4, 3)), torch.tensor([0, 1, 1, 0])).item()
-    assert losses == [expected, expected] and model is nn_linear
+    model = torch.nn.Linear(3, 2)
+    expected = torch.nn.CrossEntropyLoss()(model(torch.ones(4, 3)), torch.tensor([0, 1, 1, 0])).item()
+    assert losses == [expected, expected]
 
 
 def test_all_rules_leave_the_device_rewrites_intact():
@@ -713,9 +719,32 @@ def test_all_rules_leave_the_device_rewrites_intact():
     y = model(x)
     '''
     outcome = migrate(source, rules=codemods.ALL_RULES)
-    assert 'device = torch.device("cuda" if use_cuda else "cpu")\nmodel = torch.nn.Linear(2, 1)\nmodel.to(device)\n' in outcome.text
-    assert "torch.tensor([[1, 2]], dtype=torch.float32)" in outcome.text
+    assert {'device = torch.device("cuda" if use_cuda else "cpu")', "model.to(device)", "x = x.to(device)"} <= lines(
+        outcome.text)
+    assert "torch.tensor([[1, 2]], dtype=torch.float32)" in outcome.text and "if use_cuda:" not in outcome.text
     assert execute(outcome.text)["y"].shape == (1, 1)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU: legacy and migrated placement compared")
+def test_migrated_placement_matches_legacy_on_a_gpu():
+    source = '''\
+    import torch
+    use_cuda = torch.cuda.is_available()
+    torch.cuda.set_device(0)
+    model = torch.nn.Linear(2, 2)
+    if use_cuda:
+        model.cuda()
+    a = torch.ones(2).cuda(non_blocking=True)
+    b = torch.cuda.FloatTensor(2, 3).fill_(1)
+    c = torch.arange(3).type(torch.cuda.LongTensor)
+    d = torch.cuda.ByteTensor([1, 0])
+    y = model(a)
+    '''
+    legacy, migrated = execute(textwrap.dedent(source)), execute(migrate(source).text)
+    for name in "abcdy":
+        assert migrated[name].device == legacy[name].device and migrated[name].dtype == legacy[name].dtype, name
+        assert torch.equal(migrated[name], legacy[name]), name
+    assert next(migrated["model"].parameters()).device == next(legacy["model"].parameters()).device
 
 
 def test_unchanged_file_is_byte_identical():
