@@ -1,30 +1,40 @@
 """The path of one file from disk through the rules and back to disk.
 
 discover -> read/decode -> pre-filter on trigger strings -> parse once and run
-every selected rule (``codemods.engine``) -> re-parse/compile the new text ->
-atomic write. Files are spread over a process pool; results that cannot
-change between runs are served from a content-hash cache (``migrate.cache``).
+every selected rule (``codemods.engine``) -> check the new text
+(``check_rewrite``: it compiles, and every statement no applied fix reported
+is still there, unchanged) -> atomic write. Files are spread over a process
+pool; results that cannot change between runs are served from a content-hash
+cache (``migrate.cache``). SIGINT/SIGTERM stop a run between files
+(``Interrupted``); a file is only ever replaced whole.
 """
 from __future__ import annotations
 
+import ast
+import bisect
+import contextlib
 import difflib
 import fnmatch
 import hashlib
+import io
 import os
+import signal
+import sys
+import threading
 import traceback
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 import libcst as cst
 
 import codemods
 from codemods.base import Finding
-from codemods.engine import run_rules
+from codemods.engine import TextRule, run_rules
 from migrate.cache import Cache
-from migrate.source import SourceError, atomic_write, read_source
+from migrate.source import Source, SourceError, atomic_write, read_source, remove_stale_temps
 
 WRITE, DIFF, LINT = "write", "diff", "lint"
 
@@ -54,7 +64,7 @@ class FileResult:
     path: str
     findings: List[Finding] = field(default_factory=list)
     changed: bool = False
-    diff: str = ""
+    patch: bytes = b""  # DIFF mode: a unified diff of the file's bytes, which `git apply`/`patch -p1` take
     error: Optional[str] = None  # "path:line:col: message": the file was left untouched
     internal: bool = False  # the error is ours (a rule produced broken code), not the file's
     changes: List[dict] = field(default_factory=list)  # change map: applied fixes, in the new text's lines
@@ -64,7 +74,180 @@ class FileResult:
     def cacheable(self) -> bool:
         return not self.changed and self.error is None
 
+    @property
+    def diff(self) -> str:
+        """``patch`` for display (bytes that are not UTF-8, such as latin-1 text, shown escaped)."""
+        return self.patch.decode("utf-8", "backslashreplace")
 
+
+class Interrupted(SystemExit):
+    """SIGINT or SIGTERM stopped ``run``: exit status 128 + the signal number, and no traceback."""
+
+    def __init__(self, signum: int):
+        super().__init__(128 + signum)
+        self.signum = signum
+
+
+# -- checking a rewrite before it is written -----------------------------------
+class BrokenRewrite(Exception):
+    """The new text must not be written: ``line`` (1-based) and why."""
+
+    def __init__(self, line: int, message: str, internal: bool = True):
+        super().__init__(message)
+        self.line, self.message, self.internal = line, message, internal
+
+
+class Unit(NamedTuple):
+    """A statement (a compound statement by its header alone): its lines and its ``ast`` node."""
+
+    first: int
+    last: int
+    node: ast.AST
+
+
+class Anchor(NamedTuple):
+    """A statement no fix touched: its lines in the old text and in the new one."""
+
+    old_first: int
+    old_last: int
+    new_first: int
+    new_last: int
+
+
+_BLOCKS = ("body", "handlers", "orelse", "finalbody", "cases")
+
+
+def _units(body: Sequence[ast.AST]) -> Iterator[Unit]:
+    """Statements in source order; imports are left out (the engine adds and removes them as fixes ask)."""
+    for node in body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        blocks = [getattr(node, name) for name in _BLOCKS if isinstance(getattr(node, name, None), list)]
+        first = _first_line(node)
+        children = [child for block in blocks for child in block]
+        if not children:
+            yield Unit(first, node.end_lineno, node)
+            continue
+        header = type(node)(**{name: ([] if name in _BLOCKS else value) for name, value in ast.iter_fields(node)})
+        yield Unit(first, max(first, min(_first_line(child) for child in children) - 1), header)
+        for block in blocks:
+            yield from _units(block)
+
+
+def _first_line(node: ast.AST) -> int:
+    """A statement's first line, decorators included (a match case has no position of its own)."""
+    return min([getattr(node, "lineno", None) or node.pattern.lineno]
+               + [decorator.lineno for decorator in getattr(node, "decorator_list", ())])
+
+
+def _merged(ranges: Iterable[Tuple[int, int]]) -> List[Tuple[int, int]]:
+    """Line ranges, sorted, overlapping ones joined."""
+    merged: List[Tuple[int, int]] = []
+    for start, end in sorted(ranges):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _overlaps(unit: Unit, touched: List[Tuple[int, int]], starts: List[int]) -> bool:
+    index = bisect.bisect_right(starts, unit.last) - 1  # the last range starting before the unit ends
+    return index >= 0 and touched[index][1] >= unit.first
+
+
+def _lines(text: str) -> List[str]:
+    """Lines as Python counts them (``str.splitlines`` also splits at form feeds and U+2028)."""
+    return io.StringIO(text, newline="").readlines()
+
+
+def _python() -> str:
+    return f"Python {sys.version_info.major}.{sys.version_info.minor}"
+
+
+def _compiles(text: str) -> bool:
+    try:
+        compile(text, "<old>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def check_rewrite(old: str, new: str, findings: Sequence[Finding]) -> List[Anchor]:
+    """Refuse a rewrite that does not compile or that changed code no applied fix reported.
+
+    A fix may change the statements its finding's lines overlap, add
+    statements, and add or remove imports; every other statement of ``old``
+    must still be in ``new``, in order, with the same ``ast`` (lines that
+    libcst reprinted verbatim are not compared further). Returns those
+    statements' lines in both texts (the anchors of the change map); raises
+    ``BrokenRewrite``, not ``internal`` when the original itself does not
+    compile on this Python.
+    """
+    try:
+        new_tree = ast.parse(new)
+        compile(new_tree, "<new>", "exec", dont_inherit=True)
+    except SyntaxError as error:
+        if _compiles(old):
+            raise BrokenRewrite(error.lineno or 1, f"produced code that does not compile ({error.msg})") from None
+        raise BrokenRewrite(error.lineno or 1, f"the migrated file does not compile on {_python()}, the original "
+                            f"did not either ({error.msg})", internal=False) from None
+    try:
+        old_tree = ast.parse(old)
+    except SyntaxError as error:
+        try:
+            old_tree = ast.parse(old, feature_version=(3, 6))  # `async` as a keyword argument, before TM203
+        except SyntaxError:
+            raise BrokenRewrite(error.lineno or 1, f"cannot check the rewrite: {_python()} cannot parse the "
+                                f"original ({error.msg})", internal=False) from None
+    touched = _merged((f.line, f.end_line or f.line) for f in findings if f.applied)
+    starts = [start for start, _ in touched]
+    old_lines, new_lines = _lines(old), _lines(new)
+    candidates = _units(new_tree.body)
+    anchors = []
+    for unit in _units(old_tree.body):
+        if _overlaps(unit, touched, starts):
+            continue
+        text, dump = old_lines[unit.first - 1:unit.last], None
+        for candidate in candidates:
+            if new_lines[candidate.first - 1:candidate.last] == text:
+                break
+            dump = dump or ast.dump(unit.node)
+            if ast.dump(candidate.node) == dump:
+                break
+        else:
+            raise BrokenRewrite(unit.first, f"changed or removed code that no fix reported (line {unit.first}: "
+                                f"`{old_lines[unit.first - 1].strip()}`)")
+        anchors.append(Anchor(unit.first, unit.last, candidate.first, candidate.last))
+    return anchors
+
+
+def _new_line_ranges(anchors: List[Anchor], findings: List[Finding], old_lines: int, new_lines: int) -> List[dict]:
+    """Where each applied fix landed in the new text: between the untouched statements around it."""
+    lasts = [anchor.old_last for anchor in anchors]
+    firsts = [anchor.old_first for anchor in anchors]
+    rule_summaries = {rule.code: rule.summary for rule in codemods.ALL_RULES}
+    ranges = []
+    for finding in findings:
+        if not finding.applied:
+            continue
+        line, end = finding.line, finding.end_line or finding.line
+        before = bisect.bisect_left(lasts, line)
+        after = bisect.bisect_right(firsts, end)
+        prev = anchors[before - 1] if before else None
+        nxt = anchors[after] if after < len(anchors) else None
+        if prev is not None:
+            start = prev.new_last + line - prev.old_last
+        else:
+            start = nxt.new_first - (nxt.old_first - line) if nxt is not None else line
+        stop = nxt.new_first - (nxt.old_first - end) if nxt is not None else new_lines - (old_lines - end)
+        start = max(1, start)
+        ranges.append({"line": start, "end_line": max(start, stop), "code": finding.code,
+                       "summary": rule_summaries.get(finding.code, finding.message)})
+    return ranges
+
+
+# -- one file -------------------------------------------------------------------
 def _trigger_filter(rules: Sequence[type], text: str) -> List[type]:
     return [rule for rule in rules if any(trigger in text for trigger in rule.triggers)]
 
@@ -78,18 +261,36 @@ def _blame(error: BaseException) -> str:
     return "engine"
 
 
-def _new_line_ranges(old: List[str], new: List[str], findings: List[Finding]) -> List[dict]:
-    """Where each applied fix landed in the new text (old line -> new line through the diff)."""
-    mapping = {}
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
-        for offset, line in enumerate(range(i1, i2)):
-            mapping[line + 1] = min(j1 + offset, max(j2 - 1, j1)) + 1
-    rule_summaries = {rule.code: rule.summary for rule in codemods.ALL_RULES}
-    return [
-        {"line": mapping.get(f.line, f.line), "end_line": mapping.get(f.end_line, f.end_line), "code": f.code,
-         "summary": rule_summaries.get(f.code, f.message)}
-        for f in findings if f.applied
-    ]
+def _verify(source: Source, text: str, findings: Sequence[Finding]) -> Tuple[List[Anchor], bytes]:
+    """``check_rewrite``, then the new bytes in the file's own encoding."""
+    anchors = check_rewrite(source.text, text, findings)
+    try:
+        return anchors, source.encode(text)
+    except UnicodeEncodeError as error:
+        line = text.count("\n", 0, error.start) + 1
+        raise BrokenRewrite(line, f"produced text that {source.encoding} cannot encode ({error.reason})") from None
+
+
+def _culprits(source: Source, rules: Sequence[type], options: Options, applied: Sequence[str]) -> List[str]:
+    """The applied rules whose fixes break the rewrite on their own (all applied ones if none does alone).
+
+    Tree rules are tried together with the text rules (the file may not parse
+    without them), once the text rules alone were found innocent.
+    """
+    def breaks(subset: List[type]) -> bool:
+        try:
+            outcome = run_rules(source.text, subset, unsafe_fixes=options.unsafe_fixes)
+            _verify(source, outcome.text, outcome.findings)
+        except Exception:  # BrokenRewrite, or a rule that fails without the others
+            return True
+        return False
+
+    candidates = [rule for rule in rules if rule.code in applied]
+    text_rules = [rule for rule in rules if issubclass(rule, TextRule)]
+    guilty = [rule.code for rule in candidates if rule in text_rules and breaks([rule])]
+    if not guilty:
+        guilty = [rule.code for rule in candidates if rule not in text_rules and breaks(text_rules + [rule])]
+    return guilty or list(applied)
 
 
 def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type]) -> FileResult:
@@ -120,44 +321,47 @@ def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type
     result.findings = outcome.findings
     if outcome.text == source.text:
         return result
-    applied = sorted({f.code for f in outcome.findings if f.applied})
     try:
-        compile(outcome.text, str(shown), "exec", dont_inherit=True)
-        new_bytes = source.encode(outcome.text)
-    except (SyntaxError, ValueError, UnicodeEncodeError) as error:
-        line = getattr(error, "lineno", None) or 1
-        result.error = (f"{shown}:{line}:1: internal error: rules {', '.join(applied)} produced invalid code "
-                        f"({error}); file left untouched")
-        result.internal = True
+        anchors, new_bytes = _verify(source, outcome.text, outcome.findings)
+    except BrokenRewrite as error:
+        if error.internal:
+            applied = sorted({f.code for f in outcome.findings if f.applied})
+            culprits = ", ".join(_culprits(source, active, options, applied))
+            result.error = f"{shown}:{error.line}:1: internal error: {culprits} {error.message}; file left untouched"
+        else:
+            result.error = f"{shown}:{error.line}:1: {error.message}; file left untouched"
+        result.internal = error.internal
         return result
-    old_lines = source.text.splitlines(keepends=True)
-    new_lines = outcome.text.splitlines(keepends=True)
     result.changed = True
-    result.changes = _new_line_ranges(old_lines, new_lines, outcome.findings)
+    result.changes = _new_line_ranges(anchors, outcome.findings, len(_lines(source.text)), len(_lines(outcome.text)))
     if options.mode == DIFF:
-        result.diff = "".join(
-            difflib.unified_diff(old_lines, new_lines, *_diff_headers(shown))
-        )
+        result.patch = _patch(shown, source.raw, new_bytes)
     elif options.mode == WRITE:
         result.error = _write(shown, real, source.raw, new_bytes)
         result.changed = result.error is None
     return result
 
 
-def _diff_headers(shown: Path) -> Tuple[str, str]:
-    """git-style ``a/``/``b/`` headers for relative paths, so ``git apply`` takes the diff."""
-    name = shown.as_posix()
-    return (name, name) if shown.is_absolute() else (f"a/{name}", f"b/{name}")
+def _patch(shown: Path, old: bytes, new: bytes) -> bytes:
+    """A unified diff of the bytes (BOM, encoding and line endings as they are), git-style
+    ``a/``/``b/`` headers for relative paths, and the marker for a last line without a newline."""
+    name = os.fsencode(shown.as_posix())
+    headers = (name, name) if shown.is_absolute() else (b"a/" + name, b"b/" + name)
+    lines = difflib.diff_bytes(difflib.unified_diff, io.BytesIO(old).readlines(), io.BytesIO(new).readlines(),
+                               *headers)
+    return b"".join(line if line.endswith(b"\n") else line + b"\n\\ No newline at end of file\n" for line in lines)
 
 
 def _write(shown: Path, real: Path, original: bytes, new_bytes: bytes) -> Optional[str]:
-    """Write unless the file became read-only or changed since it was read; an error line otherwise."""
+    """Write unless the file became read-only, vanished or changed since it was read; an error line otherwise."""
     try:
         if not os.stat(real).st_mode & 0o222:
             return f"{shown}:1:1: file is read-only; not rewritten"
         if real.read_bytes() != original:
             return f"{shown}:1:1: file changed while it was being migrated; not rewritten (run again)"
         atomic_write(real, new_bytes)
+    except FileNotFoundError:
+        return f"{shown}:1:1: file vanished while it was being migrated; not rewritten"
     except OSError as error:
         return f"{shown}:1:1: cannot write: {error.strerror or error}"
     return None
@@ -167,13 +371,46 @@ def _write(shown: Path, real: Path, original: bytes, new_bytes: bytes) -> Option
 _WORKER: dict = {}
 
 
-def _init_worker(options: Options) -> None:
-    _WORKER["options"] = options
-    _WORKER["rules"] = options.rules()
+def _die_with_parent(parent: int) -> None:
+    """A worker whose parent is killed (SIGKILL) gets SIGTERM rather than waiting for work forever (Linux)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:  # the parent died before prctl
+        os._exit(1)
 
 
-def _work(paths: Tuple[Path, Path]) -> FileResult:
+def _init_worker(options: Options, stop, parent: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group; the parent decides
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # atomic_write holds it until its rename is done
+    _die_with_parent(parent)
+    _WORKER.update(options=options, rules=options.rules(), stop=stop)
+
+
+def _work(paths: Tuple[Path, Path]) -> Optional[FileResult]:
+    if _WORKER["stop"].is_set():
+        return None  # interrupted: the queued files are left as they are
     return process_file(paths[0], paths[1], _WORKER["options"], _WORKER["rules"])
+
+
+@contextlib.contextmanager
+def _interruptible() -> Iterator[None]:
+    """SIGINT and SIGTERM raise ``Interrupted`` (only the main thread can take signals)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, _frame):
+        raise Interrupted(signum)
+
+    previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def run(
@@ -187,8 +424,15 @@ def run(
 
     Cached results are served first; the rest go to a pool of ``jobs``
     workers (<= 0: one per core). Small runs stay in this process because
-    starting workers costs more than they would save.
+    starting workers costs more than they would save. In WRITE mode, temporary
+    files that a killed run left next to the files are removed first.
+
+    SIGINT/SIGTERM raise ``Interrupted`` once the files being written are
+    done; the other files are not touched.
     """
+    if options.mode == WRITE:
+        for directory in sorted({real.parent for _, real in files}):
+            remove_stale_temps(directory)
     results: List[Optional[FileResult]] = [None] * len(files)
     pending = []
     for index, (shown, real) in enumerate(files):
@@ -207,25 +451,33 @@ def run(
                 progress()
     jobs = jobs if jobs > 0 else (os.cpu_count() or 1)
     jobs = min(jobs, max(1, len(pending) // 8))
-    if jobs == 1:
-        rules = options.rules()
-        computed = (process_file(*files[index], options, rules) for index in pending)
-        pool = None
-    else:
-        chunksize = max(1, min(32, len(pending) // (jobs * 8)))
-        pool = ProcessPoolExecutor(jobs, mp_context=get_context("fork"), initializer=_init_worker,
-                                   initargs=(options,))
-        computed = pool.map(_work, [files[index] for index in pending], chunksize=chunksize)
-    try:
-        for index, result in zip(pending, computed):
-            results[index] = result
-            if cache is not None and result.cacheable:
-                cache.put(result.digest, result.findings)
-            if progress:
-                progress()
-    finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
+    with _interruptible():
+        if jobs == 1:
+            rules = options.rules()
+            computed = (process_file(*files[index], options, rules) for index in pending)
+            pool = None
+        else:
+            context = get_context("fork")
+            stop = context.Event()
+            chunksize = max(1, min(32, len(pending) // (jobs * 8)))
+            pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker,
+                                       initargs=(options, stop, os.getpid()))
+        try:
+            if pool is not None:
+                computed = pool.map(_work, [files[index] for index in pending], chunksize=chunksize)
+            for index, result in zip(pending, computed):
+                results[index] = result
+                if cache is not None and result.cacheable:
+                    cache.put(result.digest, result.findings)
+                if progress:
+                    progress()
+        except BaseException:
+            if pool is not None:
+                stop.set()  # each worker finishes the file in hand and skips the rest
+            raise
+        finally:
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)
     if cache is not None:
         cache.save()
     return results

@@ -4,13 +4,18 @@ A file is decoded the way Python itself would (BOM, PEP 263 cookie), line
 endings are never translated, and it is written back in the same encoding,
 with the same BOM and permissions, through a temporary file in the same
 directory and an atomic rename: a reader (or an interrupted run) sees either
-the old file or the new one, never a mix.
+the old file or the new one, never a mix. SIGINT and SIGTERM are held back
+while a temporary file exists, so only SIGKILL (or a crash) can leave one
+behind; its name carries the writer's pid, and ``remove_stale_temps`` deletes
+those whose writer is gone (discovery never lists them: they end in ``.tmp``).
 """
 from __future__ import annotations
 
-import codecs
+import contextlib
 import io
 import os
+import re
+import signal
 import stat
 import tempfile
 import tokenize
@@ -37,30 +42,54 @@ class Source:
         return text.encode(self.encoding)
 
 
+def _position(raw: bytes, offset: int):
+    """(line, column), from 1, of byte ``offset``."""
+    return raw.count(b"\n", 0, offset) + 1, offset - (raw.rfind(b"\n", 0, offset) + 1) + 1
+
+
 def decode(path: Path, raw: bytes) -> Source:
     if b"\0" in raw:
-        line = raw[: raw.index(b"\0")].count(b"\n") + 1
-        raise SourceError(path, "file contains null bytes (binary file?)", line)
+        raise SourceError(path, "file contains null bytes (binary file?)", *_position(raw, raw.index(b"\0")))
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     except SyntaxError as error:
         raise SourceError(path, f"bad encoding declaration: {error.msg}", error.lineno or 1) from None
     try:
-        codecs.lookup(encoding)
         text = raw.decode(encoding)
+    except LookupError:  # a cookie naming a codec that is not a text encoding (rot13)
+        raise SourceError(path, f"bad encoding declaration: {encoding} is not a text encoding") from None
     except UnicodeDecodeError as error:
-        line = raw[: error.start].count(b"\n") + 1
-        col = error.start - (raw.rfind(b"\n", 0, error.start) + 1) + 1
-        raise SourceError(path, f"cannot decode as {encoding}: {error.reason}", line, col) from None
+        raise SourceError(path, f"cannot decode as {encoding}: {error.reason}", *_position(raw, error.start)) from None
     return Source(path, raw, encoding, text)
 
 
 def read_source(path: Path) -> Source:
+    """Read and decode ``path``; a FIFO or device is refused before it is opened (reading one could block)."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise SourceError(path, "not a regular file")
         raw = path.read_bytes()
     except OSError as error:
         raise SourceError(path, f"cannot read: {error.strerror or error}") from None
     return decode(path, raw)
+
+
+TEMP_MARK = "torch-migrate"
+_STALE = re.compile(rf"\..+\.{TEMP_MARK}-(\d+)-\w+\.tmp")
+_DEFERRED = {signal.SIGINT, signal.SIGTERM}
+
+
+@contextlib.contextmanager
+def _signals_deferred():
+    """Hold SIGINT/SIGTERM until the block is done (they are delivered right after it)."""
+    if not hasattr(signal, "pthread_sigmask"):  # Windows
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -68,25 +97,56 @@ def atomic_write(path: Path, data: bytes) -> None:
 
     The temporary file lives in the same directory (same file system, so the
     rename is atomic) and is fsynced before the rename; on any failure it is
-    removed and the original stays as it was.
+    removed and the original stays as it was. SIGINT/SIGTERM wait until the
+    rename (or the clean-up) is done.
     """
     info = os.stat(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, stat.S_IMODE(info.st_mode))
-        if (info.st_uid, info.st_gid) != (os.getuid(), os.getgid()):
-            try:
-                os.chown(tmp, info.st_uid, info.st_gid)
-            except PermissionError:
-                pass  # only root can give a file away; the content is still right
-        os.replace(tmp, path)
-    except BaseException:
+    with _signals_deferred():
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{TEMP_MARK}-{os.getpid()}-",
+                                   suffix=".tmp")
         try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(tmp, stat.S_IMODE(info.st_mode))
+            if (info.st_uid, info.st_gid) != (os.getuid(), os.getgid()):
+                try:
+                    os.chown(tmp, info.st_uid, info.st_gid)
+                except PermissionError:
+                    pass  # only root can give a file away; the content is still right
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            raise
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # another user's process
+    return True
+
+
+def remove_stale_temps(directory: Path) -> int:
+    """Delete the temporary files in ``directory`` that a killed ``atomic_write`` left; how many."""
+    removed = 0
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return 0
+    for entry in entries:
+        match = _STALE.fullmatch(entry.name)
+        if match and not _alive(int(match.group(1))):
+            try:
+                os.unlink(entry.path)
+                removed += 1
+            except OSError:
+                pass  # gone already, or not ours to delete
+    return removed
