@@ -63,6 +63,9 @@ ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, 
 TORCH_NOT_TENSORS = frozenset({"device", "dtype", "no_grad", "enable_grad", "manual_seed", "save", "load",
                                "numel", "typename", "Size", "Generator"})
 BUILTIN_NUMBERS = frozenset({"len", "int", "float", "round"})
+# Modules whose functions take tensors (not `torch.distributed`, `torch._decomp`, `torch.jit`, ...).
+TENSOR_FUNCTION_MODULES = frozenset({"torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special",
+                                     "torch.nn.init", "torch.autograd", "torch.autograd.variable"})
 # Libraries whose calls never return torch tensors (numpy arrays have a `.data` memoryview).
 NON_TORCH_LIBRARIES = frozenset({"numpy", "scipy", "pandas", "PIL", "cv2", "skimage", "imageio", "h5py", "json",
                                  "pickle", "os", "sys", "io", "csv", "re", "random", "collections", "itertools",
@@ -246,6 +249,7 @@ class _Collector:
             self._bind(node.target, "assign", node.value)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._written_item(node.target)
         if isinstance(node.target, cst.Name):
             self.scope.bindings.setdefault(node.target.value, []).append(("aug", node))
 
@@ -293,6 +297,14 @@ class _Collector:
     def visit_Subscript(self, node: cst.Subscript) -> None:
         if isinstance(node.value, cst.Name):
             self.scope.uses.setdefault(node.value.value, set()).add("[0]" if _index_value(node) == 0 else "[]")
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._written_item(node.target)
+
+    def _written_item(self, target: cst.CSTNode) -> None:
+        """``h[i] = v``: ``h`` is changed in place."""
+        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+            self.scope.uses.setdefault(target.value.value, set()).add("[]=")
 
 
 @dataclass
@@ -645,7 +657,9 @@ class _Analysis:
         func = call.func
         qualified = self.ctx.qualname(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         if qualified is not None:
-            return qualified.startswith("torch.")
+            module, _, name = qualified.rpartition(".")
+            return module in TENSOR_FUNCTION_MODULES and not (
+                name in TORCH_NOT_TENSORS or name.startswith(("is_", "set_", "get_", "_")))
         return self.kind(func, scope) in (LOSS_FN, MODULE)
 
     def _chain_evidence(self, ancestors: Sequence[cst.CSTNode]) -> bool:
@@ -784,7 +798,7 @@ class _Analysis:
             return _Site("TM302", reduction, f"`.data.{method}()` was a Python number in 0.3 and is a 0-dim tensor "
                                              f"now: `.{method}().item()`", _fix_reduction_item)
         if (self.inside_update(ancestors, scope) or _written(ancestors) or _swaps_storage(ancestors)
-                or self._mutating_argument(ancestors, scope)):
+                or self._mutating_argument(ancestors, scope) or self._mutated_alias(ancestors, scope)):
             return None
         if self._plain_read(receiver, ancestors):
             return _Site("TM303", attr, f"`{name}.data` read only for a value without a graph: `{name}`",
@@ -863,8 +877,20 @@ class _Analysis:
             return False
         if not isinstance(target, cst.Name):
             return False
-        uses = scope.uses.get(target.value, set())
-        return not any(use not in ("[]", "[0]") for use in uses) and "[]" not in uses and "[0]" not in uses
+        return not scope.uses.get(target.value)  # printed, formatted, compared: never `n.item()`, `n[0]`
+
+    def _mutated_alias(self, ancestors: List[cst.CSTNode], scope: _Scope) -> bool:
+        """``h = x.data`` and ``h`` later changed in place (or stored where it cannot be followed)."""
+        statement = ancestors[-2]
+        if not (isinstance(statement, cst.Assign) and statement.value is ancestors[-1]):
+            return False
+        for target in statement.targets:
+            if not isinstance(target.target, cst.Name):
+                return True
+            uses = scope.uses.get(target.target.value, set())
+            if "[]=" in uses or any(_inplace_name(use) for use in uses):
+                return True
+        return False
 
     def _mutating_argument(self, ancestors: List[cst.CSTNode], scope: _Scope) -> bool:
         """``.data`` handed to a function of this file that changes that argument in place."""
@@ -1257,8 +1283,9 @@ class DataRead(_DataSiteRule):
     the value only feeds something without a graph (``.item()``, ``.size()``, comparisons,
     ``max(1)[1]`` indices, ``new(...)``, ``nn.init`` calls, a ``.grad``), ``x`` alone is exact.
     Left alone: assignments to ``.data`` (storage swaps), in-place calls on ``.data`` of
-    non-parameters (e.g. masking inside ``forward``), arguments of functions of this file that
-    change them in place, and ``.data`` of datasets, namespaces and modules."""
+    non-parameters (e.g. masking inside ``forward``), aliases (``h = x.data``) or arguments of
+    functions of this file that are then changed in place (autograd would now see the change:
+    not the same behaviour), and ``.data`` of datasets, namespaces, numpy arrays and modules."""
 
     code = "TM303"
     name = "data-read"
@@ -1281,6 +1308,7 @@ class DataRead(_DataSiteRule):
         "corpus = data.Corpus(args.data)\nx = train_set.data\ny = self.data\n",
         "import torch.utils.data\nloader = torch.utils.data.DataLoader(ds)\n",
         "def fill(t):\n    t.zero_()\n\n\nfill(h.data)\n",  # a function of this file that changes it in place
+        "import torch\nx = torch.randn(3)\nh = x.data\nh.zero_()\nself.buf = x.data\n",  # aliases changed later
     )
 
 
