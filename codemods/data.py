@@ -1216,7 +1216,8 @@ class LegacyPythonNumbers(_DataSiteRule):
 
     code = "TM302"
     name = "legacy-python-numbers"
-    summary = "0.3 reductions and counters that were Python numbers (`x.data.sum()`, `correct += pred.eq(t).sum()`, `total += loss.data`) stay numbers via `.item()`"
+    summary = ("0.3 reductions and counters that were Python numbers (`x.data.sum()`, `correct += "
+               "pred.eq(t).sum()`, `total += loss.data`) stay numbers via `.item()`")
     triggers = (".data", ").sum()")
     changes = (
         Example("correct = 0\nfor x, t in loader:\n    pred = model(x).data.max(1)[1]\n"
@@ -1292,7 +1293,8 @@ class DataRead(_DataSiteRule):
     summary = "`x.data` reads become `x.detach()` (or plain `x` where the result cannot carry a graph)"
     triggers = (".data",)
     changes = (
-        Example("out = model(x)\nimgs = out.data.cpu().numpy()\n", "out = model(x)\nimgs = out.detach().cpu().numpy()\n"),
+        Example("out = model(x)\nimgs = out.data.cpu().numpy()\n",
+                "out = model(x)\nimgs = out.detach().cpu().numpy()\n"),
         Example("import torch\n\n\ndef test(model, data, target):\n    output = model(data)\n"
                 "    pred = output.data.max(1, keepdim=True)[1]\n    hits = pred.eq(target.data.view_as(pred))\n",
                 "import torch\n\n\ndef test(model, data, target):\n    output = model(data)\n"

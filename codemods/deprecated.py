@@ -250,6 +250,10 @@ def _with_args(call: cst.Call, args: List[cst.Arg]) -> cst.Call:
     return call.with_changes(args=fixed)
 
 
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
 def _literal(node: cst.BaseExpression):
     """``True``/``False``/``None``/0/1 as Python values; ``...`` (Ellipsis) when not a literal."""
     if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
@@ -299,7 +303,7 @@ def modern_signature(call: cst.Call, *, tensor_receiver: bool = False,
     return _with_args(call, args)
 
 
-def visibly_tensor(node: cst.CSTNode, qualname) -> bool:
+def _visibly_tensor(node: cst.CSTNode, qualname) -> bool:
     """``p.data``, ``exp_avg.mul(b)``, ``torch.zeros(3)``: an expression that is a tensor by its form."""
     if isinstance(node, cst.Attribute):
         return node.attr.value in ("data", "grad", "weight", "bias")
@@ -366,7 +370,8 @@ class RenamedFunction(Rule):
 
     code = "TM401"
     name = "renamed-function"
-    summary = "renamed or removed functions (`F.sigmoid`, `nn.init.xavier_uniform`, `clip_grad_norm`, `F.upsample`, `torch.gesv`, ...) become their current equivalents"
+    summary = ("renamed or removed functions (`F.sigmoid`, `nn.init.xavier_uniform`, `clip_grad_norm`, "
+               "`F.upsample`, `torch.gesv`, ...) become their current equivalents")
     triggers = tuple(sorted({q.rpartition(".")[2] for q in (*RENAMES, *SPECIAL_RENAMES)}))
     changes = (
         Example("import torch\nimport torch.nn.functional as F\n\ny = F.sigmoid(x) + F.tanh(x)\n",
@@ -646,10 +651,6 @@ class SizeAverageReduce(Rule):
                     lambda updated: _reduction_call(updated, params, reduction))
 
 
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)
-
-
 def _reduction_call(call: cst.Call, params: Tuple[str, ...], reduction: str) -> cst.Call:
     index = params.index("size_average")
     positional = [a for a in call.args if a.keyword is None and not a.star]
@@ -678,7 +679,8 @@ class OldPositionalSignature(Rule):
 
     code = "TM403"
     name = "old-positional-signature"
-    summary = "scalar-first signatures `add_(value, t)`, `addcmul_(value, t1, t2)`, `addmm(beta, M, alpha, a, b)` become keyword forms"
+    summary = ("scalar-first signatures `add_(value, t)`, `addcmul_(value, t1, t2)`, `addmm(beta, M, alpha, a, b)` "
+               "become keyword forms")
     triggers = ("add", "sub(", "sub_(")
     changes = (
         Example("exp_avg.mul_(beta1).add_(1 - beta1, grad)\nexp_avg_sq.mul_(beta2).addcmul_(1 - beta2, grad, grad)\n"
@@ -703,7 +705,7 @@ class OldPositionalSignature(Rule):
         if name is None or (name not in METHOD_SIGNATURES and name not in FUNCTION_SIGNATURES):
             return
         qualified = self.ctx.qualname(func)
-        tensor = isinstance(func, cst.Attribute) and visibly_tensor(func.value, self.ctx.qualname)
+        tensor = isinstance(func, cst.Attribute) and _visibly_tensor(func.value, self.ctx.qualname)
         if qualified is None and not isinstance(func, cst.Attribute):
             return
         if modern_signature(node, tensor_receiver=tensor, qualified=qualified) is None:
@@ -769,7 +771,8 @@ class DeprecatedNoRewrite(Rule):
 
     code = "TM405"
     name = "deprecated-no-rewrite"
-    summary = "deprecated or removed functions without an exact replacement (`torch.symeig`, `torch.svd`, `weight_norm`, ...) are reported"
+    summary = ("deprecated or removed functions without an exact replacement (`torch.symeig`, `torch.svd`, "
+               "`weight_norm`, ...) are reported")
     triggers = tuple(sorted({q.rpartition(".")[2] for q in REPORTED}))
     changes = (
         Example("import torch\n\ne, v = torch.symeig(A, eigenvectors=True)\n"),
@@ -797,7 +800,8 @@ class LegacyUpsampleCorners(Rule):
 
     code = "TM406"
     name = "legacy-upsample-corners"
-    summary = "linear-mode `F.upsample`/`nn.Upsample` without `align_corners` (0.3 aligned corners) are reported; `align_corners=True` is an unsafe fix"
+    summary = ("linear-mode `F.upsample`/`nn.Upsample` without `align_corners` (0.3 aligned corners) are reported; "
+               "`align_corners=True` is an unsafe fix")
     triggers = ("upsample", "Upsample")
     changes = (
         Example("import torch.nn as nn\n\nup = nn.Upsample(scale_factor=2, mode='bilinear')\n",
