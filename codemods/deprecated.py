@@ -129,6 +129,14 @@ REPORTED: Dict[str, str] = {
     "torch.lstsq": "removed: `torch.linalg.lstsq(A, B).solution` (arguments swapped, solution shape differs)",
     "torch.btrisolve": "removed: `torch.linalg.lu_solve(LU, pivots, B)` takes B as a batch of matrices "
                        "(btrisolve took vectors: add `.unsqueeze(-1)`)",
+    "torch.gels": "removed: `torch.linalg.lstsq(A, B).solution` (arguments swapped, solution shape differs)",
+    "torch.pstrf": "removed: no pivoted Cholesky in torch; `torch.linalg.cholesky` (no pivoting) or scipy",
+    "torch.fft": "removed as a function in 1.8 (`torch.fft` is a module): `torch.fft.fftn` on complex tensors "
+                 "(`torch.view_as_complex`/`view_as_real` convert the old (..., 2) layout)",
+    "torch.ifft": "removed in 1.8: `torch.fft.ifftn` on complex tensors (old layout: `torch.view_as_complex`)",
+    "torch.rfft": "removed in 1.8: `torch.view_as_real(torch.fft.rfftn(x, dim=...))` (`onesided=False`: "
+                  "`torch.fft.fftn`)",
+    "torch.irfft": "removed in 1.8: `torch.fft.irfftn(torch.view_as_complex(x), s=..., dim=...)`",
     "torch.svd": "deprecated: `torch.linalg.svd(A, full_matrices=not some)` returns `Vh`, not `V` "
                  "(`V = Vh.mH`)",
     "torch.norm": "deprecated: `torch.linalg.vector_norm` / `torch.linalg.matrix_norm` (`torch.norm`'s p/dim "

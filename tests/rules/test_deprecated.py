@@ -77,6 +77,28 @@ def test_every_replacement_exists(new):
         assert callable(resolve(new))
 
 
+@pytest.mark.parametrize("qualified", sorted(q for q, why in REPORTED.items() if why.startswith("removed")))
+def test_reported_removed_functions_are_gone_on_this_torch(qualified):
+    try:
+        function = resolve(qualified)
+    except AttributeError:
+        return
+    if not callable(function):
+        return  # `torch.fft` is a module now
+    with pytest.raises((RuntimeError, TypeError)):
+        function(torch.eye(3), torch.eye(3))
+
+
+@pytest.mark.parametrize("old", sorted(q for q, r in RENAMES.items() if "removed" in r.note))
+def test_renamed_removed_functions_are_gone_on_this_torch(old):
+    try:
+        function = resolve(old)
+    except AttributeError:
+        return
+    with pytest.raises((RuntimeError, TypeError)):
+        function(torch.eye(3), torch.eye(3))
+
+
 def test_reported_and_renamed_tables_do_not_overlap():
     assert not set(REPORTED) & (set(RENAMES) | set(SPECIAL_RENAMES))
 
