@@ -102,10 +102,10 @@ def _keywords(call: cst.Call) -> Dict[str, cst.Arg]:
     return {a.keyword.value: a for a in call.args if a.keyword is not None}
 
 
-def _full_reduction(call: cst.Call, extra: int = 0) -> bool:
-    """``x.sum()``/``x.norm(2)``: reduces over all elements (no ``dim``)."""
-    func = call.func
-    name = func.attr.value if isinstance(func, cst.Attribute) else ""
+def _full_reduction(call: cst.Call, name: Optional[str] = None, extra: int = 0) -> bool:
+    """``x.sum()``/``x.norm(2)`` (or ``torch.sum(x)`` with ``name``, ``extra=1``): reduces over all elements."""
+    if name is None:
+        name = call.func.attr.value if isinstance(call.func, cst.Attribute) else ""
     if name not in FULL_REDUCTIONS or any(a.star for a in call.args):
         return False
     if set(_keywords(call)) & {"dim", "axis", "keepdim"}:
@@ -152,9 +152,10 @@ class _Scope:
         self.bindings: Dict[str, List[Tuple[str, Optional[cst.CSTNode]]]] = {}
         self.globals: Set[str] = set()
         self.backward: Set[str] = set()  # `name.backward()` without a gradient: name held one value
-        self.uses: Dict[str, Set[str]] = {}  # name -> attributes read on it, "[0]"/"[]" for subscripts
+        # name -> attributes used on it; "[0]"/"[]" for subscripts, "[]=" for item assignments
+        self.uses: Dict[str, Set[str]] = {}
         self.returns: List[cst.BaseExpression] = []
-        self.passed: Dict[str, List[cst.Call]] = {}  # name -> calls it is a positional argument of
+        self.passed: Dict[str, List[cst.Call]] = {}  # name -> calls it is an argument of
 
 
 class _Collector:
@@ -559,8 +560,7 @@ class _Analysis:
             return SCALAR if args and self.kind(args[0].value, scope, depth) == SCALAR else TENSOR
         if module == "torch":
             if name in FULL_REDUCTIONS:
-                plain = node.with_changes(func=cst.Attribute(value=cst.Name("x"), attr=cst.Name(name)))
-                return SCALAR if _full_reduction(plain, extra=1) else TENSOR
+                return SCALAR if _full_reduction(node, name, extra=1) else TENSOR
             if name in TORCH_NOT_TENSORS or name.startswith(("is_", "set_", "get_")):
                 return OTHER
             return TENSOR
