@@ -19,8 +19,10 @@ Each change earns points for evidence, and the best three are reported:
 from __future__ import annotations
 
 import difflib
+import io
 import json
 import re
+import tokenize
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -43,7 +45,9 @@ TOP = 3
 @dataclass(frozen=True)
 class Change:
     """Lines ``line``..``end_line`` of ``file`` (1-based, in NEW); ``code`` is the rewrite
-    rule's code ("" for a diff hunk); ``text``/``old_text``: the lines after/before."""
+    rule's code ("" for a diff hunk); ``text``/``old_text``: the lines after/before;
+    ``evidence``/``old_evidence``: the same with strings and comments blanked out,
+    so that a docstring mentioning ``retain_graph`` is not taken for a call using it."""
 
     file: str
     line: int
@@ -52,6 +56,8 @@ class Change:
     summary: str
     text: str = ""
     old_text: str = ""
+    evidence: str = ""
+    old_evidence: str = ""
 
     def contains(self, line: int) -> bool:
         return self.line <= line <= self.end_line
@@ -78,21 +84,37 @@ def load_change_map(source: Path | Sequence[Mapping], root: Path) -> list[Change
                           str(e.get("summary", ""))) for e in entries]
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"malformed change map entry: {exc}") from None
-    return [replace(c, text=_lines(c.file, root, c.line, c.end_line)) for c in changes]
+    sources: dict[str, tuple[list[str], list[str]]] = {}
+    for c in changes:
+        path = Path(c.file) if Path(c.file).exists() else root / c.file
+        sources.setdefault(c.file, _source(path))
+    return [replace(c, text="".join(sources[c.file][0][c.line - 1:c.end_line]),
+                    evidence="".join(sources[c.file][1][c.line - 1:c.end_line])) for c in changes]
 
 
-def _lines(file: str, root: Path, first: int, last: int) -> str:
-    path = Path(file) if Path(file).exists() else root / file
+def _source(path: Path) -> tuple[list[str], list[str]]:
+    """The file's lines, and the same lines with string literals and comments blanked."""
     try:
-        return "".join(path.read_text(errors="replace").splitlines(True)[first - 1:last])
+        text = path.read_text(errors="replace")
     except OSError:  # unreadable: the summary is all there is
-        return ""
+        return [], []
+    lines = text.splitlines(True)
+    code = [list(line) for line in lines]
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type in (tokenize.STRING, tokenize.COMMENT):
+                (r1, c1), (r2, c2) = token.start, token.end
+                for row in range(r1, r2 + 1):
+                    start, end = (c1 if row == r1 else 0), (c2 if row == r2 else len(lines[row - 1]))
+                    code[row - 1][start:end] = " " * (end - start)
+    except (tokenize.TokenError, SyntaxError, IndexError):  # not Python we can read: judge the raw text
+        return lines, lines
+    return lines, ["".join(chars) for chars in code]
 
 
 def diff_changes(old: Path, new: Path) -> list[Change]:
     """Hunks of NEW against OLD (1-based lines in NEW; a deletion sits on the line before it)."""
-    old_lines = old.read_text(errors="replace").splitlines(True)
-    new_lines = new.read_text(errors="replace").splitlines(True)
+    (old_lines, old_code), (new_lines, new_code) = _source(old), _source(new)
     changes = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_opcodes():
         if tag == "equal":
@@ -101,7 +123,8 @@ def diff_changes(old: Path, new: Path) -> list[Change]:
         first = (added or removed).strip().splitlines()[0] if (added or removed).strip() else ""
         verb = {"replace": "changed", "delete": "removed", "insert": "added"}[tag]
         line = j1 + 1 if j2 > j1 else max(j1, 1)
-        changes.append(Change(str(new.resolve()), line, max(j2, line), "", f"{verb}: {first}", added, removed))
+        changes.append(Change(str(new.resolve()), line, max(j2, line), "", f"{verb}: {first}", added, removed,
+                              "".join(new_code[j1:j2]), "".join(old_code[i1:i2])))
     return changes
 
 
@@ -126,10 +149,10 @@ def _failure_location(run: RunOutcome, changes: list[Change]) -> tuple[Path, int
 
 
 def _autograd_evidence(change: Change, memory: bool) -> list[tuple[int, str]]:
-    new_text = change.text + "\n" + change.summary
+    new_text = change.evidence + ("\n" + change.summary if change.code else "")  # a rule's summary says what it did
     evidence = []
     for name, pattern in _AUTOGRAD.items():
-        in_new, in_old = bool(re.search(pattern, new_text)), bool(re.search(pattern, change.old_text))
+        in_new, in_old = bool(re.search(pattern, new_text)), bool(re.search(pattern, change.old_evidence))
         if in_new and not in_old:
             evidence.append((3 + (3 if memory and name in _GRAPH_RETAINING else 0), f"adds `{name}`"))
         elif in_old and not in_new:
@@ -147,14 +170,15 @@ def rank(changes: list[Change], divergence: Check, new_run: RunOutcome) -> list[
     culprits = []
     for change in changes:
         evidence: list[tuple[int, str]] = []
-        text = change.text + "\n" + change.old_text
+        text = change.evidence + "\n" + change.old_evidence
         if location and _same_file(change.file, location[0]) and change.contains(location[1]):
             evidence.append((10, f"contains the failing line {location[1]}"))
         mentioned = sorted(names & set(_IDENT.findall(text)))
         if mentioned:
             evidence.append((4, "mentions " + ", ".join(f"`{n}`" for n in mentioned)))
         if divergence.kind in ("loss", "grad", "value") and \
-                sorted(_NUMBER.findall(change.text)) != sorted(_NUMBER.findall(change.old_text)) and change.old_text:
+                sorted(_NUMBER.findall(change.evidence)) != sorted(_NUMBER.findall(change.old_evidence)) \
+                and change.old_evidence.strip():
             evidence.append((3, "changes a constant"))
         if autograd:
             evidence.extend(_autograd_evidence(change, divergence.kind == "memory"))

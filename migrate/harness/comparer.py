@@ -289,18 +289,27 @@ def _memory_check(old: RunOutcome, new: RunOutcome, tolerance: float) -> Check |
         f"over {mo['steps']} vs {mn['steps']} step(s)"
     return Check(None, "peak memory", "memory", growth <= tolerance, max_abs=float(abs(pn - po)),
                  max_rel=abs(growth), old=_bytes(po), new=_bytes(pn),
-                 note=f"{growth:+.1%} ({mo['method']}, {window}; tolerance +{tolerance:.0%})")
+                 note=f"{growth:+.1%}, tolerance +{tolerance:.0%}; {mo['method']} {window}")
+
+
+def _typical_step_time(run: RunOutcome) -> tuple[float, str] | None:
+    """Median step time, leaving out step 1 (it includes start-up) and the steps the
+    memory profiler slowed down, when steps remain."""
+    times = [s["time"] for s in run.steps if s["complete"]]
+    profiled = (run.memory or {}).get("steps", 0) if (run.memory or {}).get("method", "").startswith("torch.profiler") \
+        else 0
+    first = max(1, profiled)
+    if len(times) > first:
+        return statistics.median(times[first:]), f"steps {first + 1}-{len(times)}"
+    return (statistics.median(times), "all steps, start-up and profiling included") if times else None
 
 
 def _time_check(old: RunOutcome, new: RunOutcome) -> Check | None:
-    # Step 1 also times the script's start-up (imports, model construction): leave it out when possible.
-    to = [s["time"] for s in old.steps if s["complete"]]
-    tn = [s["time"] for s in new.steps if s["complete"]]
-    if not to or not tn:
+    to, tn = _typical_step_time(old), _typical_step_time(new)
+    if to is None or tn is None:
         return None
-    mo, mn = statistics.median(to[1:] or to), statistics.median(tn[1:] or tn)
-    return Check(None, "time per step (median)", "time", None, old=f"{mo * 1e3:.1f} ms", new=f"{mn * 1e3:.1f} ms",
-                 note=f"{mn / mo:.2f}x" if mo else "")
+    return Check(None, "time per step (median)", "time", None, old=f"{to[0] * 1e3:.1f} ms", new=f"{tn[0] * 1e3:.1f} ms",
+                 note=f"NEW/OLD {tn[0] / to[0]:.2f}x over {tn[1]}" if to[0] else "")
 
 
 def _bytes(n: float) -> str:

@@ -11,12 +11,20 @@ spellings (``.to("cuda")``, ``device="cuda"``) are left alone: a script that
 names CUDA that way asks for a GPU and fails plainly without one.
 
 ``install_legacy`` (``--compat``, OLD only: NEW must run on current PyTorch as it
-is): restores 0.3 behaviour that now raises or silently changed:
+is): restores 0.3/0.4 behaviour that now raises or silently changed:
 - ``x.data[0]`` / ``x[0]`` on a 0-dim tensor gives the Python number (0.3 losses
   were 1-element vectors);
 - ``Variable(x, volatile=True)``: a module called with a volatile input runs
   under ``no_grad`` and its outputs are volatile too (today ``volatile`` is
   ignored and eval loops build graphs);
+- ``type(x) == Variable`` holds for tensors again (Variable was its own type);
+- ``torch.full(size, 1)`` with a Python int fill gives the default float dtype
+  (int64 since 1.7);
+- ``x.view(...)`` where the tensor is no longer contiguous (ops now keep their
+  input's strides) falls back to ``reshape``;
+- ``/`` and ``div`` between integer tensors/numbers truncate (true division since 1.5);
+- ``masked_fill``/``masked_select``/``masked_scatter`` accept ByteTensor masks
+  (the 0.3 mask type; only bool masks are accepted now);
 - ``.cuda(async=True)`` (a SyntaxError since Python 3.7) in the script itself is
   read as ``non_blocking=True`` (``fix_async_keyword``; not in imported modules).
 """
@@ -59,6 +67,11 @@ def map_cuda_to_cpu():
 def install_legacy():
     _scalar_indexing()
     _volatile_variables()
+    _variable_type()
+    _float_full()
+    _view_falls_back_to_reshape()
+    _integer_division()
+    _byte_masks()
 
 
 def _scalar_indexing():
@@ -118,3 +131,74 @@ def fix_async_keyword(source):
         line = lines[row - 1]
         lines[row - 1] = line[:col] + "non_blocking" + line[col + len("async"):]
     return "".join(lines)
+
+
+def _variable_type():
+    meta, variable = type(torch.autograd.Variable), torch.autograd.Variable
+
+    def eq(cls, other):  # ``Tensor == Variable`` ends up here: Tensor's metaclass declines
+        if cls is variable and isinstance(other, type) and issubclass(other, torch.Tensor):
+            return True
+        return type.__eq__(cls, other)
+
+    meta.__eq__ = eq
+    meta.__ne__ = lambda cls, other: not eq(cls, other)
+    meta.__hash__ = type.__hash__
+
+
+def _float_full():
+    original = torch.full
+
+    def full(size, fill_value, *args, **kwargs):
+        if isinstance(fill_value, int) and not args and "dtype" not in kwargs and "out" not in kwargs:
+            kwargs["dtype"] = torch.get_default_dtype()
+        return original(size, fill_value, *args, **kwargs)
+
+    torch.full = full
+
+
+def _view_falls_back_to_reshape():
+    original = torch.Tensor.view
+
+    def view(tensor, *shape):
+        try:
+            return original(tensor, *shape)
+        except RuntimeError as exc:
+            if "view size is not compatible" not in str(exc):
+                raise
+            return tensor.reshape(*shape)
+
+    torch.Tensor.view = view
+
+
+def _integral(x):
+    if torch.is_tensor(x):
+        return not (x.is_floating_point() or x.is_complex())
+    return isinstance(x, int)
+
+
+def _integer_division():
+    def truncating(original):
+        def divide(a, b, *args, **kwargs):
+            if not args and not kwargs and torch.is_tensor(a) and _integral(a) and _integral(b):
+                return original(a, b, rounding_mode="trunc")
+            return original(a, b, *args, **kwargs)
+        return divide
+
+    torch.div = truncating(torch.div)
+    torch.Tensor.div = truncating(torch.Tensor.div)
+    torch.Tensor.div_ = truncating(torch.Tensor.div_)
+    torch.Tensor.__truediv__ = truncating(torch.Tensor.__truediv__)
+    torch.Tensor.__itruediv__ = truncating(torch.Tensor.__itruediv__)
+
+
+def _byte_masks():
+    def accepting_bytes(original):
+        def masked(tensor, mask, *args, **kwargs):
+            if torch.is_tensor(mask) and mask.dtype == torch.uint8:
+                mask = mask.bool()
+            return original(tensor, mask, *args, **kwargs)
+        return masked
+
+    for name in ("masked_fill", "masked_fill_", "masked_select", "masked_scatter", "masked_scatter_"):
+        setattr(torch.Tensor, name, accepting_bytes(getattr(torch.Tensor, name)))

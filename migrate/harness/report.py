@@ -88,7 +88,8 @@ def render(result: VerifyResult, console: Console | None = None) -> None:
         for q in rows:
             shown = q.shown
             style = {False: "red", None: "dim"}.get(q.ok, "")
-            table.add_row(q.name, _where(shown) if q.ok is False else str(len(q.checks)), shown.old, shown.new,
+            steps = "run" if shown.step is None else _where(shown) if q.ok is False else str(len(q.checks))
+            table.add_row(q.name, steps, shown.old, shown.new,
                           f"{q.max_abs:.3g}", f"{q.max_rel:.3g}", _ok_text(q.ok), style=style)
         if hidden:
             table.add_row(f"... {hidden} more equivalent quantities (see --json)", "", "", "", "", "", "", style="dim")

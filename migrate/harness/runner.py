@@ -81,7 +81,8 @@ class RunOutcome:
     output_bytes: int = 0
     script_in_run: str = ""
     run_dir: str = ""
-    leftover_processes: int = 0
+    leftover_processes: int = 0  # processes still running after the script ended (all killed)
+    needed_sigkill: bool = False  # some process of the tree ignored SIGTERM
 
     @classmethod
     def skipped(cls, spec: RunSpec, reason: str) -> RunOutcome:
@@ -176,16 +177,17 @@ def _process_tree(pgid: int, marker: bytes) -> list[int]:
     return found
 
 
-def kill_tree(pgid: int, marker: bytes) -> int:
-    """SIGTERM the whole tree, SIGKILL what is left after TERM_GRACE; returns how many there were."""
+def kill_tree(pgid: int, marker: bytes) -> tuple[int, bool]:
+    """SIGTERM the whole tree, SIGKILL what is left after TERM_GRACE.
+    Returns how many processes there were and whether SIGKILL was needed."""
     if not os.path.isdir("/proc"):  # no /proc to search: the process group is all we can reach
         for sig in (signal.SIGTERM, signal.SIGKILL):
             try:
                 os.killpg(pgid, sig)
             except ProcessLookupError:
-                return 0
+                return 0, sig == signal.SIGKILL
             time.sleep(TERM_GRACE)
-        return 0
+        return 0, True
     pids = _process_tree(pgid, marker)
     count = len(pids)
     deadline = time.monotonic() + TERM_GRACE
@@ -200,7 +202,7 @@ def kill_tree(pgid: int, marker: bytes) -> int:
         if time.monotonic() > deadline:
             sig = signal.SIGKILL
         pids = _process_tree(pgid, marker)
-    return count
+    return count, sig == signal.SIGKILL
 
 
 def _tail(path: Path) -> tuple[str, int]:
@@ -262,7 +264,7 @@ def run_script(spec: RunSpec) -> RunOutcome:
             except subprocess.TimeoutExpired:
                 timed_out = True
             finally:  # also on KeyboardInterrupt: never leave the tree running
-                leftovers = kill_tree(proc.pid, f"{MARKER_VAR}={marker}".encode())
+                leftovers, forced = kill_tree(proc.pid, f"{MARKER_VAR}={marker}".encode())
                 proc.wait()
         wall = time.perf_counter() - started
         stdout_tail, out_size = _tail(tmp_path / "stdout")
@@ -271,7 +273,7 @@ def run_script(spec: RunSpec) -> RunOutcome:
             spec=spec, status="ok", reason="", returncode=proc.returncode, wall_time=wall,
             stdout_tail=stdout_tail, stderr_tail=stderr_tail, output_bytes=out_size + err_size,
             script_in_run=str(script_in_run), run_dir=str(cwd),
-            leftover_processes=max(0, leftovers - (1 if timed_out else 0)),
+            leftover_processes=max(0, leftovers - (1 if timed_out else 0)), needed_sigkill=forced,
         )
         _absorb(outcome, _read_records(record_path))
         outcome.status, outcome.reason = _classify(outcome, timed_out)
@@ -290,8 +292,9 @@ def _absorb(outcome: RunOutcome, records: list[dict]) -> None:
 def _classify(outcome: RunOutcome, timed_out: bool) -> tuple[str, str]:
     spec, end, exc = outcome.spec, outcome.end, outcome.exception
     if timed_out:
+        how = "SIGKILL: SIGTERM was ignored" if outcome.needed_sigkill else "SIGTERM"
         return "timeout", (f"timed out after {spec.timeout:g} s during step {outcome.complete_steps + 1}; "
-                           "its whole process tree was killed")
+                           f"its whole process tree was killed ({how})")
     if exc is not None:
         what = "ran out of memory" if exc["oom"] else f"raised {exc['type']}"
         hint = " (stdin is closed: scripts run non-interactively)" if exc["type"] == "EOFError" else ""

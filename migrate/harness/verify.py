@@ -89,7 +89,8 @@ class VerifyResult:
             "options": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self.options).items()
                         if k != "change_map"},
             "first_divergence": None if first is None else {"pair": self.divergence_pair.label, **asdict(first)},
-            "culprits": [{**asdict(c.change), "score": c.score, "reasons": list(c.reasons)} for c in self.culprits],
+            "culprits": [{**_public(asdict(c.change)), "score": c.score, "reasons": list(c.reasons)}
+                         for c in self.culprits],
             "runs": [_run_json(r) for r in self.runs],
             "comparisons": [{
                 "pair": p.label, "cross_device": p.cross_device, "old": p.old.spec.label, "new": p.new.spec.label,
@@ -98,6 +99,10 @@ class VerifyResult:
                                 "checks": [asdict(c) for c in q.checks]} for q in p.quantities],
             } for p in self.pairs],
         })
+
+
+def _public(change: dict) -> dict:
+    return {k: v for k, v in change.items() if k not in ("evidence", "old_evidence")}
 
 
 def _run_json(run: RunOutcome) -> dict:

@@ -43,3 +43,15 @@ def printed_pids(outcome: RunOutcome, tag: str) -> list[int]:
 def snapshot(folder: Path) -> dict[str, tuple[int, int]]:
     return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
             for p in sorted(folder.rglob("*")) if p.is_file() or p.is_dir()}
+
+
+def traced(tracer: str) -> list[int]:
+    wanted, found = f"TORCH_MIGRATE_TEST_TRACER={tracer}".encode(), []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and wanted in (entry / "environ").read_bytes().split(b"\0") and alive(int(entry.name)):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+

@@ -97,3 +97,15 @@ def test_a_change_map_names_the_rule_and_the_failing_line_wins(tmp_path):
     assert ranked[0].reasons == ("contains the failing line 3",)
     with pytest.raises(ValueError):
         load_change_map([{"line": 1}], root=tmp_path)
+
+
+def test_strings_and_comments_are_no_evidence(tmp_path):
+    old, new = tmp_path / "old.py", tmp_path / "new.py"
+    old.write_text('"""Trains."""\na = 1\nloss = f(x)\nb = 2\nloss.backward()\n')
+    new.write_text('"""Trains; retain_graph avoids an error."""\na = 1\nloss = f(x)  # no detach here\nb = 2\n'
+                   'loss.backward(retain_graph=True)\n')
+    divergence = Check(None, "peak memory", "memory", False)
+    ranked = rank(diff_changes(old, new), divergence, _failed_run(tmp_path, new, 5))
+    assert [c.change.line for c in ranked] == [5, 1, 3]
+    assert ranked[0].reasons == ("adds `retain_graph`",) and ranked[1].score == ranked[2].score == 0
+
