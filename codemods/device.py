@@ -1158,8 +1158,10 @@ class _DeviceRule(Rule):
         _STATE["codes"].add(self.code)
 
     def _emit(self, node: cst.CSTNode) -> None:
-        if _STATE["plan"] is None or _STATE["ctx"] is not self.ctx:
-            _STATE.update(ctx=self.ctx, plan=_Plan(self.ctx, _STATE["codes"]))
+        if _STATE["ctx"] is not self.ctx:  # only if another file's rules were created in between
+            _STATE.update(ctx=self.ctx, codes={self.code}, plan=None)
+        if _STATE["plan"] is None:
+            _STATE["plan"] = _Plan(self.ctx, _STATE["codes"])
         for code, message, fix, unsafe in _STATE["plan"].actions.get(id(node), ()):
             if code == self.code:
                 self.report(node, message, fix, unsafe=unsafe)
