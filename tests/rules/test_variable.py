@@ -388,9 +388,7 @@ def test_volatile_flag_of_a_helper_wraps_the_callers_that_pass_true():
     """)
     outcome = migrate(source)
     text = outcome.text
-    assert "        total = 0\n        with torch.no_grad():\n            for i in range(0, 8, 2):\n" in text.replace(
-        "    total = 0\n    with", "        total = 0\n        with").replace("\n    ", "\n        ") or \
-        "    total = 0\n    with torch.no_grad():\n        for i in range(0, 8, 2):\n" in text
+    assert "    total = 0\n    with torch.no_grad():\n        for i in range(0, 8, 2):\n" in text
     assert text.count("torch.no_grad()") == 1
     assert "data = source[i:i + 2].detach()" in text
     flagged = [f for f in outcome.findings if not f.fixable]
@@ -923,5 +921,4 @@ def test_samples_lose_every_variable(path):
     calls = [n for n in ast.walk(ast.parse(outcome.text)) if isinstance(n, ast.Call)]
     assert not [c for c in calls if "Variable" in ast.unparse(c.func)]
     assert not [f for f in outcome.findings if not f.applied]
-    assert "requires_grad" not in outcome.text.replace("requires_grad=True", "").replace(
-        "requires_grad_()", "") or "requires_grad" in source
+    assert outcome.text.count("requires_grad") <= source.count("requires_grad"), "no requires_grad is added"
