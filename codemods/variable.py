@@ -752,7 +752,7 @@ class _Planner:
         if self.ctx.imports.imports_module("torch"):
             uses += [(node, anc, flag, None) for node, anc, flag in self.facts.volatile_calls
                      if not _is_false(flag) and self._is_helper(node, anc)]
-        regions: List[Tuple[_Region, cst.Call]] = []
+        regions: List[_Region] = []
         for node, anc, flag, call in uses:
             if _is_true(flag):
                 found, problems = self._regions(node, anc, set())
@@ -778,7 +778,7 @@ class _Planner:
                                         hint=hint))
             for where, message in problems:
                 self.items.append(_Item("TM102", where, message, hint=hint))
-            regions.extend((region, node) for region in found)
+            regions.extend(found)
         self._plan_regions(regions)
 
     def _is_helper(self, call: cst.Call, anc: tuple) -> bool:
@@ -993,22 +993,21 @@ class _Planner:
             self._ranges[start] = end
         return _Region("range", module, (module,), start, self._ranges[start])
 
-    def _plan_regions(self, pairs: List[Tuple[_Region, cst.Call]]) -> None:
-        chosen: List[Tuple[_Region, List[cst.Call]]] = []
-        for region, call in pairs:
-            for existing, sites in chosen:
+    def _plan_regions(self, regions: List[_Region]) -> None:
+        """One wrap per region: the same loop/body once, overlapping module ranges merged, nested ones dropped."""
+        chosen: List[_Region] = []
+        for region in regions:
+            for existing in chosen:
                 if existing.kind == region.kind and existing.node is region.node and (
                         region.kind != "range" or region.start <= existing.end and existing.start <= region.end):
                     existing.start = min(existing.start, region.start)
                     existing.end = max(existing.end, region.end)
-                    if call not in sites:
-                        sites.append(call)
                     break
             else:
-                chosen.append((region, [call]))
-        kept = [(r, s) for r, s in chosen if not any(o is not r and self._contains(o, r) for o, _ in chosen)]
-        for region, sites in kept:
-            self.items.append(self._region_item(region, sites))
+                chosen.append(region)
+        for region in chosen:
+            if not any(other is not region and self._contains(other, region) for other in chosen):
+                self.items.append(self._region_item(region))
 
     def _contains(self, outer: _Region, inner: _Region) -> bool:
         if outer.kind == "range":
@@ -1017,7 +1016,7 @@ class _Planner:
             return self._in_region(outer, inner.ancestors)
         return outer.node in inner.ancestors[:-1]
 
-    def _region_item(self, region: _Region, sites: List[cst.Call]) -> _Item:
+    def _region_item(self, region: _Region) -> _Item:
         hint = ("`volatile=True` meant: no graph for anything computed from it; on current PyTorch it has no "
                 "effect and the graph is built (memory grows, `.numpy()` fails)")
         if region.kind == "loop":
@@ -1155,8 +1154,8 @@ class _Planner:
             result = cst.UnaryOperation(operator=cst.Not(), expression=check) if negated else check
             return result.with_changes(lpar=updated.lpar, rpar=updated.rpar)
 
-        return _Item("TM103", comparison, "`type(x) == Variable` is always False on current PyTorch: "
-                     "`isinstance(x, torch.Tensor)`", fix,
+        return _Item("TM103", comparison, "`type(x)` never equals `Variable` on current PyTorch (it is "
+                     "`torch.Tensor`): `isinstance(x, torch.Tensor)`", fix,
                      hint="tensors are Variables since 0.4; `type(t)` is `torch.Tensor`")
 
     def _tuple_item(self, tuple_node: cst.Tuple) -> _Item:
