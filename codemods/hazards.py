@@ -22,6 +22,7 @@ import libcst as cst
 
 from codemods.base import Example, Rule
 from codemods.names import dotted
+from codemods.walk import children, walk
 
 # ---------------------------------------------------------------------------
 # Tables
@@ -101,8 +102,12 @@ DETECT_ANOMALY = frozenset({"torch.autograd.detect_anomaly", "torch.autograd.ano
 SET_DETECT_ANOMALY = frozenset({"torch.autograd.set_detect_anomaly",
                                 "torch.autograd.anomaly_mode.set_detect_anomaly"})
 DEBUG_WORDS = ("debug", "anomal", "detect")
+# Calls that read or apply gradients of what they are given.
+GRAD_CONSUMERS = ("torch.autograd", "torch.optim", "torch.func", "torch.distributed.autograd",
+                  "torch.distributed.optim")
 # Uses of a tensor that mean its gradient is wanted.
-GRAD_READERS = frozenset({"grad", "register_hook", "retain_grad", "register_post_accumulate_grad_hook"})
+GRAD_READERS = frozenset({"grad", "grad_fn", "requires_grad", "register_hook", "retain_grad",
+                          "register_post_accumulate_grad_hook"})
 
 Scope = cst.CSTNode  # Module, FunctionDef, Lambda or ClassDef
 Chain = Tuple[cst.CSTNode, ...]  # enclosing scopes, innermost first
@@ -189,10 +194,10 @@ def _target_names(target: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 
 def _children(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
-    """``node.children`` (libcst computes it with a visitor each time), from the current file's table."""
+    """The children of ``node``, from the current file's table when it has them."""
     facts = _CACHE[1]
     kids = facts.kids.get(id(node)) if facts is not None else None
-    return node.children if kids is None else kids
+    return list(children(node)) if kids is None else kids
 
 
 def _expressions(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -256,25 +261,6 @@ def _grad_mode(rule_qualname: Callable[[cst.CSTNode], Optional[str]], expr: cst.
 # ---------------------------------------------------------------------------
 # What the file says about its names (collected once, shared by every TM6xx rule)
 # ---------------------------------------------------------------------------
-class _Tree(cst.CSTVisitor):
-    """Parent and children of every node, in one traversal (``node.children`` runs a visitor per call)."""
-
-    def __init__(self, parent: Dict[int, cst.CSTNode], kids: Dict[int, List[cst.CSTNode]]):
-        super().__init__()
-        self.parent, self.kids, self.stack = parent, kids, []
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self.kids[id(node)] = []
-        if self.stack:
-            self.parent[id(node)] = self.stack[-1]
-            self.kids[id(self.stack[-1])].append(node)
-        self.stack.append(node)
-        return True
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        self.stack.pop()
-
-
 class _File:
     """Bindings and uses per scope, classes, no-grad regions, frozen modules, backward calls."""
 
@@ -305,7 +291,10 @@ class _File:
         self.loops: List[Tuple[cst.CSTNode, Chain]] = []
         self._stores: Set[int] = set()
         self.requires_grad_statements: List[Tuple[cst.CSTNode, str]] = []  # x.requires_grad_() / = True
-        module.visit(_Tree(self.parent, self.kids))
+        for node in walk(module):
+            kids = self.kids[id(node)] = list(children(node))
+            for kid in kids:
+                self.parent[id(kid)] = node
         self._walk(module, (module,), False, None)
         self._resolve_loads()
         self.module_classes = self._module_classes()
@@ -455,8 +444,7 @@ class _File:
 
     def _call(self, node: cst.Call, chain: Chain, function) -> None:
         method = _method(node)
-        qualified = self.qualname(node.func)
-        if method == "backward" or qualified in AUTOGRAD_CALLS:
+        if _is_backward(self.qualname, node):
             self.backwards.append((node, chain))
         if method == "requires_grad_":
             flag = _kwarg(node, "requires_grad", 0)
@@ -608,7 +596,10 @@ class _File:
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             owner = self._method_class(chain)
             if owner is not None and func.value.value == _self_name(chain[0]):
-                return "function" if func.attr.value in self.class_methods(owner.name.value) else "module"
+                if func.attr.value in self.class_methods(owner.name.value):
+                    return "function"
+                if self._class_attr_bindings(owner.name.value, func.attr.value):
+                    return "module"
         return None
 
     def _method_class(self, chain: Chain) -> Optional[cst.ClassDef]:
@@ -639,7 +630,7 @@ class _File:
         for inner in _expressions(node):
             if not isinstance(inner, cst.Call):
                 continue
-            if _method(inner) == "backward" or self.qualname(inner.func) in AUTOGRAD_CALLS:
+            if _is_backward(self.qualname, inner):
                 return True
             name = inner.func.value if isinstance(inner.func, cst.Name) else (
                 inner.func.attr.value if isinstance(inner.func, cst.Attribute) else None)
@@ -654,6 +645,12 @@ class _File:
 
     def function_nograd(self, function: cst.FunctionDef) -> bool:
         return id(function) in self.nograd_functions or function.name.value in self.nograd_names
+
+
+def _is_backward(qualname, call: cst.Call) -> bool:
+    """``t.backward(...)`` (not a module function named backward), ``torch.autograd.backward/grad``."""
+    qualified = qualname(call.func)
+    return (_method(call) == "backward" and qualified is None) or qualified in AUTOGRAD_CALLS
 
 
 def _params(params: cst.Parameters) -> List[cst.Param]:
@@ -1960,53 +1957,221 @@ class RetainGraphPatch(Rule):
                         hint="find what carries the graph across iterations (a tensor that should not require "
                              "grad, a state to detach) and drop retain_graph")
 
-    @staticmethod
-    def _shared(facts: _File, call: cst.Call, receiver: cst.CSTNode, chain: Chain) -> bool:
-        """Whether the graph may be back-propagated again elsewhere: it comes from arguments or ``self``,
-        another function in this scope runs backward, or the loss is not rebuilt in the enclosing loop."""
+    def _shared(self, facts: _File, call: cst.Call, receiver: cst.CSTNode, chain: Chain) -> bool:
+        """Whether the graph may be back-propagated again: another backward in this scope, or the loss reads
+        a value whose graph was built before the loop (or outside the function) and is reused."""
         scope = chain[0]
-        params = {p.name.value for p in _params(scope.params)} if isinstance(scope, cst.FunctionDef) else set()
         for inner in _expressions(scope.body if not isinstance(scope, cst.Module) else scope):
             if isinstance(inner, cst.Call) and inner is not call and facts.runs_backward(inner):
                 return True
-        names = _slice(facts, receiver, chain)
-        if names & params or any(isinstance(facts.resolve(n, chain), (cst.FunctionDef, cst.Lambda))
-                                 and facts.resolve(n, chain) is not scope for n in names):
-            return True  # built by the caller, or by the enclosing function (a closure called repeatedly)
-        if isinstance(receiver, cst.Attribute) and _path(receiver).split(".")[0] in params:
-            return True
         loop = facts.parent.get(id(call))
         while loop is not None and loop is not scope and not isinstance(loop, (cst.For, cst.While)):
             loop = facts.parent.get(id(loop))
-        if isinstance(loop, (cst.For, cst.While)):
-            rebuilt = {n for _, bound, value in _carry_assignments(loop.body) if value is not None for n in bound}
-            roots = {n.value for n in _expressions(receiver) if isinstance(n, cst.Name)}
-            if not roots & rebuilt:
-                return True
+        region = loop if isinstance(loop, (cst.For, cst.While)) else scope
+        origin = _GraphOrigin(facts, _flow(self), chain, region)
+        return any(origin.outside(name) == _GraphOrigin.GRAPH for name in origin.free_names(receiver))
+
+
+class _GraphOrigin:
+    """Where the values a backward reads come from, relative to a region (its loop, or its function).
+
+    A value built inside the region is rebuilt for every backward. One built before it shares its graph with
+    every backward unless it has none: data, factories, frozen modules, or tensors whose ``requires_grad`` is
+    itself a TM607 finding (the seed: ``style`` makes the Gram matrices of a frozen VGG carry a graph).
+    """
+
+    NONE, LEAF, GRAPH = 0, 1, 2
+    NO_GRAPH_ATTRS = frozenset({"data", "grad", "shape", "dtype", "device", "requires_grad", "is_leaf"})
+    SIZE_BUILTINS = frozenset({"len", "int", "float", "str", "bool", "range", "print", "isinstance", "type",
+                               "format", "id", "hash", "repr"})
+
+    def __init__(self, facts: _File, flow: _Flow, chain: Chain, region: cst.CSTNode):
+        self.facts, self.flow, self.chain, self.region = facts, flow, chain, region
+        self.qualname = facts.qualname
+        self.uses = _Uses(facts)
+        body = region.body if isinstance(region, (cst.For, cst.While, cst.FunctionDef)) else region
+        self.inside: Dict[str, List[cst.CSTNode]] = {}
+        for node in _expressions(body):
+            for target, value in _region_bindings(node):
+                for bound in _target_names(target):
+                    if isinstance(bound, cst.Name):
+                        self.inside.setdefault(bound.value, []).append(value)
+        self.parts = [region.test, region.body] if isinstance(region, cst.While) else [body]
+        self.memo: Dict[Tuple[int, str], int] = {}
+
+    # -- the values read inside the region --------------------------------------------------------
+    def free_names(self, receiver: cst.CSTNode) -> Set[str]:
+        """Names the receiver is computed from that hold values from before the region."""
+        free: Set[str] = set()
+        seen: Set[str] = set()
+        todo = list(self.data_names(receiver))
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            values = self.inside.get(name)
+            if not values or _read_first(self.parts, name):
+                free.add(name)
+            for value in values or ():
+                todo.extend(self.data_names(value))
+        return free
+
+    def data_names(self, node: cst.CSTNode) -> Set[str]:
+        """Names whose values flow into ``node`` (not callees, not sizes and other arguments of factories)."""
+        if isinstance(node, cst.Name):
+            return {node.value}
+        if isinstance(node, cst.Attribute):
+            return set() if node.attr.value in self.NO_GRAPH_ATTRS else self.data_names(node.value)
+        if isinstance(node, (cst.Lambda, cst.SimpleString, cst.FormattedString)):
+            return set()
+        if isinstance(node, cst.Call):
+            if self._fresh(node):
+                return set()
+            names: Set[str] = set()
+            if isinstance(node.func, cst.Attribute) and self.facts.callee(node.func, self.chain) != "module" and (
+                    self.qualname(node.func) is None):
+                names |= self.data_names(node.func.value)
+            for arg in node.args:
+                names |= self.data_names(arg.value)
+            return names
+        names = set()
+        for child in _children(node):
+            names |= self.data_names(child)
+        if isinstance(node, COMPREHENSIONS):
+            comp = node.for_in
+            while comp is not None:
+                names -= {t.value for t in _target_names(comp.target) if isinstance(t, cst.Name)}
+                comp = comp.inner_for_in
+        return names
+
+    def _fresh(self, call: cst.Call) -> bool:
+        """A call whose result carries no graph from its arguments (factories, sizes, no-grad methods)."""
+        qualified = self.qualname(call.func) or ""
+        method = _method(call)
+        return (_is_factory(qualified) and _kwarg(call, "requires_grad") is None) or (
+            isinstance(call.func, cst.Name) and call.func.value in self.SIZE_BUILTINS and qualified == "") or (
+            method in NO_GRAD_METHODS or method in SCALAR_METHODS) and qualified == ""
+
+    # -- the values from before the region ------------------------------------------------------------
+    def outside(self, name: str) -> int:
+        scope = self.facts.resolve(name, self.chain)
+        key = (id(scope), name)
+        if key in self.memo:
+            return self.memo[key]
+        self.memo[key] = self.NONE
+        if isinstance(scope, (cst.FunctionDef, cst.Lambda)) and scope is not self.chain[0]:
+            result = self.GRAPH  # a closure's variable: the enclosing call may reuse it
+        else:
+            result = self.NONE
+            for kind, value, where in self.facts.binds.get(key, []):
+                if kind == "param" or kind not in ("value", "unpack", "aug", "for", "with", "comp", "import",
+                                                   "def", "class"):
+                    result = self.GRAPH
+                elif kind in ("value", "unpack", "aug", "for", "with") and not self._within_region(where):
+                    result = max(result, self.status(value, scope, name) if value is not None else self.GRAPH)
+            if any(n == name and self._legit(scope, name) for n in self._statement_sites(scope)):
+                result = max(result, self.LEAF)
+        self.memo[key] = result
+        return result
+
+    def _within_region(self, node: cst.CSTNode) -> bool:
+        current = node
+        while current is not None:
+            if current is self.region:
+                return not isinstance(self.region, (cst.FunctionDef, cst.Module))
+            current = self.facts.parent.get(id(current))
         return False
 
+    def _statement_sites(self, scope: Scope) -> List[str]:
+        return [name for stmt, name in self.facts.requires_grad_statements
+                if self.facts.chain_of.get(id(_statement_of(self.facts, stmt)), (None,))[0] is scope]
 
-def _slice(facts: _File, expr: cst.CSTNode, chain: Chain, depth: int = 0) -> Set[str]:
-    """Names ``expr`` is computed from in its scope, through the scope's assignments."""
-    names: Set[str] = set()
-    todo = [n.value for n in _expressions(expr) if isinstance(n, cst.Name)]
-    while todo and depth < 500:
-        depth += 1
-        name = todo.pop()
-        if name in names:
-            continue
-        names.add(name)
-        if facts.resolve(name, chain) is not chain[0]:
-            continue
-        for kind, value, _ in facts.binds.get((id(chain[0]), name), []):
-            if value is not None and kind in ("value", "unpack", "aug", "for"):
-                todo.extend(n.value for n in _expressions(value) if isinstance(n, cst.Name))
-    return names
+    def _legit(self, scope: Scope, name: str) -> bool:
+        return self.uses.name_outcome(scope, name) != _Uses.NEUTRAL
+
+    def status(self, node: cst.CSTNode, scope: Scope, bound: str) -> int:
+        """NONE, LEAF (a leaf whose gradient is wanted) or GRAPH (a result with history) for ``node``."""
+        if isinstance(node, cst.Name):
+            return self.outside(node.value)
+        if isinstance(node, cst.Call):
+            return self._call(node, scope, bound)
+        if isinstance(node, cst.Attribute):
+            return self.NONE if node.attr.value in self.NO_GRAPH_ATTRS else self.status(node.value, scope, bound)
+        if isinstance(node, (cst.Lambda, cst.SimpleString, cst.FormattedString, cst.Integer, cst.Float)):
+            return self.NONE
+        parts = [self.status(child, scope, bound) for child in _children(node)
+                 if isinstance(child, cst.BaseExpression) or isinstance(child, (cst.Element, cst.Arg, cst.CompFor))]
+        top = max(parts, default=self.NONE)
+        return self.GRAPH if top == self.LEAF and isinstance(node, (cst.BinaryOperation, cst.UnaryOperation,
+                                                                      cst.Subscript)) else top
+
+    def _call(self, call: cst.Call, scope: Scope, bound: str) -> int:
+        if _requires_grad_source(self.facts, call):
+            return self.LEAF if self._legit(scope, bound) else self.NONE
+        if self._fresh(call) or (self.qualname(call.func) or "") in VARIABLE:
+            return self.NONE
+        args = max((self.status(a.value, scope, bound) for a in call.args), default=self.NONE)
+        func = call.func
+        qualified = self.qualname(func)
+        callee = self.facts.callee(func, self.facts.chain_of.get(id(scope), (scope,)))
+        if callee == "module":
+            return self.GRAPH if self._trainable(func) or args else self.NONE
+        if qualified is not None:
+            return (self.GRAPH if args else self.NONE) if qualified.startswith("torch.") else self.GRAPH
+        if isinstance(func, cst.Attribute):
+            receiver = self.status(func.value, scope, bound)
+            if _method(call) in IDENTITY_METHODS:
+                return receiver
+            return self.GRAPH if receiver or args else (self.GRAPH if _method(call) not in DERIVING_METHODS
+                                                        else self.NONE)
+        if isinstance(func, cst.Name):
+            if func.value in PLAIN_BUILTINS or func.value in ("next", "iter", "zip", "enumerate", "list", "tuple"):
+                return args
+            if callee == "function":
+                return self.GRAPH if args else self.NONE
+            if func.value in self.facts.module_classes or self.facts.constructs_module(call):
+                return self.NONE  # constructing a module
+        return self.GRAPH
+
+    def _trainable(self, func: cst.CSTNode) -> bool:
+        """A called module that may have parameters requiring grad (not frozen by the file)."""
+        if isinstance(func, cst.Name):
+            if _covers(self.facts.freeze_paths, func.value) or self.facts.freeze_all:
+                return False
+            for kind, value, _ in self.facts.bindings(func.value, self.chain):
+                while _method(value) in MODULE_SELF_METHODS:
+                    value = value.func.value
+                if kind == "value" and isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and (
+                        value.func.value in self.facts.module_classes) and self.facts.class_freezes.get(
+                        value.func.value):
+                    return False
+        return not self.facts.frozen(func, self.facts._method_class(self.chain)) if isinstance(
+            func, cst.Attribute) else True
+
+
+def _region_bindings(node: cst.CSTNode) -> Iterator[Tuple[cst.CSTNode, cst.CSTNode]]:
+    """(target, value) for a binding statement: assignments, loop targets (their iterable), with targets."""
+    if isinstance(node, cst.Assign):
+        for target in node.targets:
+            yield target.target, node.value
+    elif isinstance(node, (cst.AnnAssign, cst.AugAssign)) and node.value is not None:
+        yield node.target, node.value
+    elif isinstance(node, (cst.For, cst.CompFor)):
+        yield node.target, node.iter
+    elif isinstance(node, cst.WithItem) and node.asname is not None:
+        yield node.asname.name, node.item
 
 
 # ---------------------------------------------------------------------------
 # TM605: anomaly detection left on
 # ---------------------------------------------------------------------------
+def _test_or_debug(function: cst.FunctionDef) -> bool:
+    """A test function, or one named for debugging: autograd checks there are deliberate."""
+    name = function.name.value.lower().lstrip("_")
+    return name.startswith("test") or any(word in name for word in DEBUG_WORDS)
+
+
 class AnomalyDetectionOn(Rule):
     """``torch.autograd.set_detect_anomaly(True)`` / ``with torch.autograd.detect_anomaly():`` left on.
 
@@ -2047,7 +2212,7 @@ class AnomalyDetectionOn(Rule):
         if qualified not in SET_DETECT_ANOMALY:
             return
         flag = _kwarg(node, "mode", 0)
-        if flag is None or _literal(flag.value) is not True or self._debug_only():
+        if flag is None or _literal(flag.value) is not True or _kwarg(node, "check_nan") or self._debug_only():
             return
         fix = lambda updated: updated.with_changes(args=[  # noqa: E731
             a.with_changes(value=cst.Name("False")) if a.keyword is flag.keyword and (
@@ -2057,7 +2222,7 @@ class AnomalyDetectionOn(Rule):
 
     def visit_With(self, node: cst.With) -> None:
         items = [item for item in node.items if isinstance(item.item, cst.Call)
-                 and self.ctx.qualname(item.item.func) in DETECT_ANOMALY]
+                 and self.ctx.qualname(item.item.func) in DETECT_ANOMALY and not _kwarg(item.item, "check_nan")]
         if not items or self._debug_only():
             return
         self.report(node, "training under `detect_anomaly()`: every backward is 2-3x slower and any NaN raises",
@@ -2085,8 +2250,7 @@ class AnomalyDetectionOn(Rule):
                 words = [n.value.lower() for n in _expressions(node.test) if isinstance(n, cst.Name)]
                 if any(word in w for w in words for word in DEBUG_WORDS):
                     return True
-            if isinstance(node, cst.FunctionDef) and (
-                    node.name.value.startswith("test") or "debug" in node.name.value.lower()):
+            if isinstance(node, cst.FunctionDef) and _test_or_debug(node):
                 return True
         return False
 
@@ -2190,9 +2354,11 @@ class _Uses:
         other = self.NEUTRAL if derived else self.ESCAPES
         parent = self.facts.parent.get(id(node))
         if isinstance(parent, cst.Attribute) and parent.value is node:
+            grand = self.facts.parent.get(id(parent))
+            if isinstance(grand, cst.AssignTarget):
+                return self.NEUTRAL  # x.requires_grad = True, x.grad = None
             if parent.attr.value in GRAD_READERS:
                 return self.USED
-            grand = self.facts.parent.get(id(parent))
             if not (isinstance(grand, cst.Call) and grand.func is parent):
                 return self.NEUTRAL  # .shape, .data, .requires_grad, .device
             method = parent.attr.value
@@ -2212,8 +2378,10 @@ class _Uses:
             return self.use(comprehension, name, chain, depth, True)
         if isinstance(parent, cst.IfExp) and node is not parent.test:
             return self.use(parent, name, chain, depth, derived)
+        if isinstance(parent, (cst.Index, cst.SubscriptElement)):
+            return other  # a key: grads[t] reads its gradient from a dict
         if isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.BooleanOperation, cst.IfExp,
-                               cst.FormattedStringExpression, cst.Index, cst.SubscriptElement, cst.Expr, cst.Del)):
+                               cst.FormattedStringExpression, cst.Expr, cst.Del)):
             return self.NEUTRAL
         if isinstance(parent, (cst.Assign, cst.AugAssign)) and parent.value is node:
             targets = [t.target for t in parent.targets] if isinstance(parent, cst.Assign) else [parent.target]
@@ -2228,7 +2396,7 @@ class _Uses:
     def _argument(self, call: cst.Call, arg: cst.Arg, name: str, chain: Chain, depth: int, derived: bool) -> str:
         other = self.NEUTRAL if derived else self.ESCAPES
         qualified = self.qualname(call.func)
-        if (qualified or "").startswith(("torch.autograd", "torch.optim", "torch.func")) or _optimizer_call(
+        if (qualified or "").startswith(GRAD_CONSUMERS) or _optimizer_call(
                 self.facts, call):
             return self.USED
         if qualified is not None:
@@ -2308,7 +2476,8 @@ class UnusedRequiresGrad(Rule):
         uses = _Uses(facts)
         for (scope_id, name), binds in facts.binds.items():
             scope = facts.scopes[scope_id]
-            if isinstance(scope, (cst.ClassDef, cst.Lambda)) or any(k == "param" for k, _, _ in binds):
+            if isinstance(scope, (cst.ClassDef, cst.Lambda)) or any(k == "param" for k, _, _ in binds) or (
+                    isinstance(scope, cst.FunctionDef) and _test_or_debug(scope)):
                 continue
             for kind, value, where in binds:
                 site = self._set_site(facts, kind, value, where)
@@ -2321,7 +2490,8 @@ class UnusedRequiresGrad(Rule):
                 continue
             scope = facts.resolve(name, chain)
             binds = facts.binds.get((id(scope), name), [])
-            if scope is not chain[0] or not binds or any(k not in ("value",) for k, _, _ in binds):
+            if scope is not chain[0] or not binds or any(k not in ("value",) for k, _, _ in binds) or (
+                    isinstance(scope, cst.FunctionDef) and _test_or_debug(scope)):
                 continue
             if uses.name_outcome(scope, name) == _Uses.NEUTRAL:
                 fix = (lambda updated: cst.RemoveFromParent()) if not _sole_in_block(facts, stmt) else None
@@ -2414,7 +2584,7 @@ class RequiresGradTypo(Rule):
             return
         call = self.ctx.parent(1)
         qualified = self.ctx.qualname(call.func) if isinstance(call, cst.Call) else None
-        if qualified and (qualified.startswith("torch.") or qualified in VARIABLE):
+        if qualified and (_is_factory(qualified) or qualified in VARIABLE or qualified in PARAMETER):
             fix = lambda updated: updated.with_changes(keyword=cst.Name("requires_grad"))  # noqa: E731
             self.report(node, "`require_grad=` is not a keyword of torch factories (`requires_grad=` is)", fix,
                         unsafe=True, hint="spell it `requires_grad=`")

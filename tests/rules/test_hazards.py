@@ -25,7 +25,7 @@ EXPECTED = {
     "recurrent_bad.py": {"TM601": [21, 40, 50, 61, 75, 90, 110]},
     "inplace_bad.py": {"TM602": [12, 19, 25, 30, 41, 48, 60, 65, 71, 81, 94]},
     "list_tensor_bad.py": {"TM603": [11, 23, 30, 36]},
-    "retain_graph_bad.py": {"TM604": [14, 23, 31]},
+    "retain_graph_bad.py": {"TM604": [14, 23, 31, 46, 74], "TM607": [66]},
     "anomaly_bad.py": {"TM605": [8, 15, 22, 26]},
     "nonleaf_grad_bad.py": {"TM606": [10, 17, 24, 31]},
     "unused_requires_grad_bad.py": {"TM607": [27, 42, 49, 55, 62]},
@@ -142,8 +142,22 @@ def test_list_of_tensor_gives_the_optimizer_rows():
 
 def test_retained_graphs_stay_alive():
     module = load(CASES / "retain_graph_bad.py")
+    module.bptt_windows(), module.frozen_features()
     for loss in (module.training_loop(), module.single_step(), module.functional_backward()[0]):
         loss.backward()  # the buffers of the last graph were kept: it can be back-propagated again
+
+
+def test_retain_graph_hides_the_seed_bug(tmp_path):
+    """Without retain_graph the seed's loop fails; without the needless requires_grad it does not need it."""
+    text = (CASES / "retain_graph_bad.py").read_text()
+    bare = tmp_path / "bare.py"
+    bare.write_text(text.replace("loss.backward(retain_graph=True)  # TM604", "loss.backward()"))
+    with pytest.raises(RuntimeError, match=SECOND_BACKWARD):
+        load(bare, "retain_graph_bare").frozen_features()
+    fixed = check(bare.read_text(), [hazards.UnusedRequiresGrad], unsafe_fixes=True).text
+    assert "style = torch.rand(1, 3, 4, 4)  # TM607" in fixed
+    (tmp_path / "fixed.py").write_text(fixed)
+    load(tmp_path / "fixed.py", "retain_graph_fixed").frozen_features()
 
 
 def test_anomaly_detection_stays_on():

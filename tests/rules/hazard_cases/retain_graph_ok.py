@@ -121,6 +121,34 @@ def configurable(retain=False):
     return w.grad
 
 
+def per_output_gradients():
+    """One forward before the loop, one backward per output (NTK-style): the loop shares that graph."""
+    model = nn.Linear(3, 2)
+    y_pred = model(torch.randn(4, 3))
+    rows = []
+    for j in range(2):
+        total = torch.sum(y_pred, 0)
+        model.zero_grad()
+        total[j].backward(retain_graph=True)
+        rows.append(model.weight.grad.clone())
+    return rows
+
+
+def microbatches(clipping=1.0):
+    """DP-SGD style: per-example losses from one forward, back-propagated in slices."""
+    model = nn.Linear(3, 1)
+    losses = (model(torch.randn(6, 3)) ** 2).squeeze(1)
+    saved = [torch.zeros_like(p) for p in model.parameters()]
+    for i in range(3):
+        loss = losses[i * 2:(i + 1) * 2].mean()
+        loss.backward(retain_graph=True)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clipping)
+        for buffer, p in zip(saved, model.parameters()):
+            buffer.add_(p.grad)
+        model.zero_grad()
+    return saved
+
+
 def main():
     actor_critic()
     gan_shared_fake()
@@ -130,6 +158,8 @@ def main():
     through_arguments()
     retained_on_attribute()
     configurable(True)
+    per_output_gradients()
+    microbatches()
 
 
 if __name__ == "__main__":
