@@ -287,7 +287,9 @@ class _Facts:
         self.backward: List[tuple] = []
         self.yields: List[tuple] = []
         self.volatile_calls: List[Tuple[cst.Call, tuple, cst.BaseExpression]] = []  # helpers given `volatile=`
-        self.returns: Dict[int, List[cst.BaseExpression]] = {}  # id(function) -> its returned expressions
+        # id(function) -> its returned expressions with their top-level statement index; generator functions
+        self.returns: Dict[int, List[Tuple[cst.BaseExpression, Optional[int]]]] = {}
+        self.generators: Set[int] = set()
         self.memo: Dict[tuple, bool] = {}
         self._items: Optional[List[_Item]] = None
 
@@ -487,8 +489,22 @@ class _Facts:
                 return self._args_data(call, scope, at, skip=("key", "reverse"))
             return False
         if isinstance(func, cst.Name):
+            bindings = self.lookup(func.value, scope, at)
+            if bindings and len(bindings) == 1 and bindings[0].kind == "def":
+                return self.returns_data(bindings[0].value)
             return self.is_tensor_type(func, scope, at)
         return False
+
+    def returns_data(self, function: cst.FunctionDef) -> bool:
+        """A function of this file whose every ``return`` is data whatever its arguments (``lineToTensor``)."""
+        key = ("returns", id(function))
+        if key not in self.memo:
+            self.memo[key] = False  # recursion proves nothing
+            returns = self.returns.get(id(function), ())
+            scope = self.scopes.get(id(function))
+            self.memo[key] = bool(returns) and scope is not None and id(function) not in self.generators and all(
+                self.is_data(value, scope, at) for value, at in returns)
+        return self.memo[key]
 
     def is_tensor_type(self, expr: cst.CSTNode, scope: _Scope, at: Optional[int] = None) -> bool:
         """``torch.FloatTensor``, ``torch.cuda.FloatTensor``, or a name bound only to such types."""
@@ -902,7 +918,7 @@ class _Planner:
             if isinstance(node, cst.Return):
                 return True
             if isinstance(node, cst.Assign):
-                returned = {name for value in self.facts.returns.get(id(function), ()) for name in _names_in(value)}
+                returned = {name for value, _ in self.facts.returns.get(id(function), ()) for name in _names_in(value)}
                 return any(n.value in returned for t in node.targets for n in _target_names(t.target))
         return False
 
@@ -1372,12 +1388,13 @@ class _VariableFamily(Rule):
     def visit_Return(self, node: cst.Return) -> None:
         if self.feeds and node.value is not None:
             anc = self.ctx.ancestors
-            owner = anc[_scope_index(anc, functions_only=True)]
-            self.facts.returns.setdefault(id(owner), []).append(node.value)
+            scope = self._scope_here(functions_only=True)
+            self.facts.returns.setdefault(id(scope.node), []).append((node.value, scope.position(anc)))
 
     def visit_Yield(self, node: cst.Yield) -> None:
         if self.feeds:
             self.facts.yields.append(tuple(self.ctx.ancestors))
+            self.facts.generators.add(id(self._scope_here(functions_only=True).node))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         for item in self.facts.items():

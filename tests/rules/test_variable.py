@@ -98,6 +98,11 @@ def rewrite_line(body, rules=None):
     ("c = Variable(x.data.clone())\n", "c = x.data.clone()\n"),
     ("def f(self, x, h0=Variable(torch.zeros(1))):\n    return x\n",
      "def f(self, x, h0=torch.zeros(1)):\n    return x\n"),
+    # a function of the file whose every return is data (the char-RNN tutorial's lineToTensor)
+    ("def lineToTensor(line):\n    tensor = torch.zeros(len(line), 1, 57)\n    for li, letter in enumerate(line):\n"
+     "        tensor[li][0][ord(letter) % 57] = 1\n    return tensor\n\nx = Variable(lineToTensor('ab'))\n",
+     "def lineToTensor(line):\n    tensor = torch.zeros(len(line), 1, 57)\n    for li, letter in enumerate(line):\n"
+     "        tensor[li][0][ord(letter) % 57] = 1\n    return tensor\n\nx = lineToTensor('ab')\n"),
     # a plain top-level assignment hides earlier bindings, parameters included (pytorch/examples reinforce.py)
     ("def select_action(state):\n    state = torch.from_numpy(state).float().unsqueeze(0)\n"
      "    probs = policy(Variable(state))\n",
@@ -125,6 +130,9 @@ def test_wrapper_goes_when_the_argument_has_no_history(before, after):
      "x = torch.zeros(3)\ndef f():\n    global x\n    x = model(x)\n    return x.detach()\n"),
     ("g = lambda x: Variable(x)\n", "g = lambda x: x.detach()\n"),
     ("lst = [Variable(t) for t in outputs]\n", "lst = [t.detach() for t in outputs]\n"),
+    ("def ident(x):\n    return x\nv = Variable(ident(t))\n", "def ident(x):\n    return x\nv = ident(t).detach()\n"),
+    ("def gen():\n    yield torch.zeros(1)\n    return torch.zeros(1)\nv = Variable(gen())\n",
+     "def gen():\n    yield torch.zeros(1)\n    return torch.zeros(1)\nv = gen().detach()\n"),
     ("w = torch.zeros(3, requires_grad=True)\nv = Variable(w)\n",
      "w = torch.zeros(3, requires_grad=True)\nv = w.detach()\n"),
     ("x = batch.x\nv = Variable(x)\n", "x = batch.x\nv = x.detach()\n"),
