@@ -19,7 +19,8 @@ traversal it collects scopes, name bindings, ``Variable`` uses, calls and
 and each rule reports the items carrying its code. Whether an argument "has no
 graph" is decided from the file alone: a name qualifies only when *every*
 binding of it that may reach the use does (factory calls, ``.data``,
-``.detach()``, loader elements, conversions/reshapes of such values...); the
+``.detach()``, loader elements, conversions/reshapes of such values, calls of
+functions of the file that only return such values...); the
 only flow rule is that a plain assignment at the top of a function or module
 body hides the bindings before it. Function parameters, attributes of objects
 and calls of anything that may be a module never qualify.
