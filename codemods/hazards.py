@@ -2178,8 +2178,10 @@ class AnomalyDetectionOn(Rule):
     Anomaly mode records a traceback for every autograd node and checks every backward for NaN: training runs
     2-3x slower (seed 002), and any NaN in backward becomes an error. It is a debugging switch; left on in a
     training script it costs every run. Not reported under an ``if`` on a debug/anomaly flag, in a function
-    named ``debug*``/``test_*``, with a non-literal flag, or in a file that never calls backward. The unsafe
-    fix turns it off (``set_detect_anomaly(False)``) or removes the ``with``.
+    named ``debug*``/``test_*``, with a non-literal flag, or with an explicit ``check_nan=`` (a deliberate,
+    configured use). The switch is global: a module-level call in a file without backward (a loss module)
+    slows every script that imports it. The unsafe fix turns it off (``set_detect_anomaly(False)``) or
+    removes the ``with``.
     """
 
     code = "TM605"
@@ -2242,8 +2244,6 @@ class AnomalyDetectionOn(Rule):
         return cst.FlattenSentinel(body)
 
     def _debug_only(self) -> bool:
-        if not _file(self).backwards:
-            return True
         ancestors = self.ctx.ancestors
         for index, node in enumerate(ancestors):
             if isinstance(node, cst.If) and index + 1 < len(ancestors) and ancestors[index + 1] is not node.test:

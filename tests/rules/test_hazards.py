@@ -26,7 +26,7 @@ EXPECTED = {
     "inplace_bad.py": {"TM602": [12, 19, 25, 30, 41, 48, 60, 65, 71, 81, 94]},
     "list_tensor_bad.py": {"TM603": [11, 23, 30, 36]},
     "retain_graph_bad.py": {"TM604": [14, 23, 31, 46, 74], "TM607": [66]},
-    "anomaly_bad.py": {"TM605": [8, 15, 22, 26]},
+    "anomaly_bad.py": {"TM605": [8, 15, 22, 26, 37]},
     "nonleaf_grad_bad.py": {"TM606": [10, 17, 24, 31]},
     "unused_requires_grad_bad.py": {"TM607": [27, 42, 49, 55, 62]},
     "typo_bad.py": {"TM608": [6, 12, 17]},

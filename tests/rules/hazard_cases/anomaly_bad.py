@@ -25,3 +25,13 @@ def enable_by_keyword():
 def context_form(model, x):
     with torch.autograd.set_detect_anomaly(True):  # TM605
         model(x).sum().backward()
+
+
+class ContrastiveLoss(nn.Module):
+    """A loss module: switching anomaly mode on at import slows every script that imports it."""
+
+    def forward(self, a, b):
+        return (a - b).pow(2).mean()
+
+
+torch.autograd.set_detect_anomaly(True)  # TM605
