@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Sequence, Tuple, Type
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from codemods.base import FileContext, Finding, Rule
 from codemods.imports import add_imports, remove_unused_imports
 from codemods.names import ImportMap
+from codemods.positions import positions
 from codemods.walk import child_fields
 
 SUPPRESSION = re.compile(r"#\s*torch-migrate:\s*ignore(?:\[(?P<codes>[A-Z0-9_, ]+)\])?")
@@ -157,10 +157,10 @@ def run_rules(text: str, rules: Sequence[type], *, unsafe_fixes: bool = False, f
 
     fixes: Dict[int, list] = {}
     if ctx.reports:
-        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        spans = positions(module, [report.node for report in ctx.reports])
         for report in ctx.reports:
-            where = positions[report.node]
-            line_text = lines[where.start.line - 1] if where.start.line <= len(lines) else ""
+            line, column, end_line, _ = spans[id(report.node)]
+            line_text = lines[line - 1] if line <= len(lines) else ""
             if _suppressed(line_text, report.rule.code):
                 continue
             will_fix = fix and report.fix is not None and (not report.unsafe or unsafe_fixes)
@@ -168,9 +168,9 @@ def run_rules(text: str, rules: Sequence[type], *, unsafe_fixes: bool = False, f
                 Finding(
                     code=report.rule.code,
                     message=report.message,
-                    line=where.start.line,
-                    col=where.start.column + 1,
-                    end_line=where.end.line,
+                    line=line,
+                    col=column + 1,
+                    end_line=end_line,
                     fixable=report.fix is not None,
                     unsafe=report.unsafe,
                     applied=will_fix,

@@ -1,0 +1,66 @@
+"""Engine internals that the rules rely on: positions, the fast walk, import changes."""
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from codemods.imports import add_imports, remove_unused_imports
+from codemods.positions import positions
+from codemods.walk import walk
+
+SAMPLES = sorted(p for p in (Path(__file__).resolve().parents[1] / "samples").rglob("*.py")
+                 if "async=True" not in p.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("path", SAMPLES[:4], ids=lambda p: p.name)
+def test_positions_match_libcst_position_provider(path):
+    module = cst.parse_module(path.read_text(encoding="utf-8"))
+    nodes = [node for node in walk(module) if not isinstance(node, cst.Module)]
+    reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    spans = positions(module, nodes)
+    for node in nodes:
+        where = reference[node]
+        assert spans[id(node)] == (where.start.line, where.start.column, where.end.line, where.end.column)
+    # Asking for a few nodes gives the same answer as asking for all of them.
+    few = nodes[::41]
+    assert {k: v for k, v in positions(module, few).items() if k in {id(n) for n in few}} == \
+        {id(n): spans[id(n)] for n in few}
+
+
+def test_walk_visits_what_libcst_visits():
+    module = cst.parse_module("@dec\ndef f(a, *, b=1):\n    return [x async for x in a if x] or {b: a}\n")
+    seen = []
+
+    class Collect(cst.CSTVisitor):
+        def on_visit(self, node):
+            seen.append(node)
+            return True
+
+    module.visit(Collect())
+    assert sorted(map(id, seen)) == sorted(map(id, walk(module)))
+
+
+@pytest.mark.parametrize("source,requests,expected", [
+    ("import os\nx = 1\n", [("torch", None, None)], "import os\nimport torch\n\nx = 1\n"),
+    ("import torch\nx = 1\n", [("torch", None, None)], "import torch\nx = 1\n"),
+    ('"""doc."""\nx = 1\n', [("torch", None, None)], '"""doc."""\nimport torch\n\nx = 1\n'),
+    ("from torch.nn.init import xavier_uniform_\n", [("torch.nn.init", "constant_", None)],
+     "from torch.nn.init import constant_, xavier_uniform_\n"),
+])
+def test_add_imports(source, requests, expected):
+    assert add_imports(cst.parse_module(source), requests).code == expected
+
+
+@pytest.mark.parametrize("source,requests,expected", [
+    ("from torch.autograd import Variable\nx = 1\n", [("torch.autograd", "Variable", None)], "x = 1\n"),
+    ("from torch.autograd import Variable, grad\ny = grad\n", [("torch.autograd", "Variable", None)],
+     "from torch.autograd import grad\ny = grad\n"),
+    ("from torch.autograd import Variable\nv = Variable\n", [("torch.autograd", "Variable", None)],
+     "from torch.autograd import Variable\nv = Variable\n"),
+    ("from torch.autograd import Variable as V\ny = torch.V\n", [("torch.autograd", "Variable", "V")], "y = torch.V\n"),
+    ("import torch.autograd as ag\ntry:\n    import x\nexcept ImportError:\n    pass\n",
+     [("torch.autograd", None, "ag")], "try:\n    import x\nexcept ImportError:\n    pass\n"),
+])
+def test_remove_unused_imports(source, requests, expected):
+    assert remove_unused_imports(cst.parse_module(source), requests).code == expected
