@@ -21,7 +21,7 @@ from codemods.base import FileContext, Finding, Rule
 from codemods.imports import add_imports, remove_unused_imports
 from codemods.names import ImportMap
 from codemods.positions import positions
-from codemods.walk import child_fields
+from codemods.walk import child_fields, is_node
 
 SUPPRESSION = re.compile(r"#\s*torch-migrate:\s*ignore(?:\[(?P<codes>[A-Z0-9_, ]+)\])?")
 
@@ -83,12 +83,12 @@ class _Dispatcher:
         parents = self.parents
         for name in child_fields(node_type):
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
+            if is_node(value):
                 parents[id(value)] = node
                 self.run(value)
-            elif isinstance(value, (list, tuple)):
+            elif type(value) in (list, tuple):
                 for item in value:
-                    if isinstance(item, cst.CSTNode):
+                    if is_node(item):
                         parents[id(item)] = node
                         self.run(item)
         for handler in self.leaves.get(node_type, ()):

@@ -28,14 +28,26 @@ def child_fields(node_type: type) -> Tuple[str, ...]:
     return fields
 
 
+_IS_NODE: Dict[type, bool] = {}
+
+
+def is_node(value: object) -> bool:
+    """``isinstance(value, cst.CSTNode)`` without the ABC machinery, which dominates a walk."""
+    value_type = type(value)
+    known = _IS_NODE.get(value_type)
+    if known is None:
+        known = _IS_NODE[value_type] = issubclass(value_type, cst.CSTNode)
+    return known
+
+
 def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     for name in child_fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        if is_node(value):
             yield value
-        elif isinstance(value, (list, tuple)):
+        elif type(value) in (list, tuple):
             for item in value:
-                if isinstance(item, cst.CSTNode):
+                if is_node(item):
                     yield item
 
 
