@@ -68,6 +68,13 @@ def _exit_status(code):
     return 1
 
 
+def _print_traceback(exc):
+    """As Python would print it, without the harness's frames (the recorder wraps backward())."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f[0].startswith(_HERE)]
+    sys.stderr.write("Traceback (most recent call last):\n" + "".join(traceback.format_list(frames))
+                     + "".join(traceback.format_exception_only(type(exc), exc)))
+
+
 def main(argv):
     with open(argv[1]) as f:
         config = json.load(f)
@@ -103,7 +110,7 @@ def main(argv):
         return status
     except BaseException as exc:
         recorder.fail(exc)
-        traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next)
+        _print_traceback(exc)
         return 1
     recorder.finish(0)
     return 0

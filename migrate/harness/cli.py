@@ -30,15 +30,17 @@ def verify(
     script_args: Annotated[Optional[list[str]], typer.Argument(
         help="Arguments for both scripts, after `--` (e.g. `-- --epochs 1`).", show_default=False)] = None,
     steps: Annotated[Optional[int], typer.Option(
-        min=1, help="Stop both runs after N optimizer steps (steps count from 1).")] = None,
+        min=1, help="Stop both runs after N steps: optimizer.step() calls of any optimizer, or backward() calls "
+                    "in scripts without one. Steps count from 1.")] = None,
     device: Annotated[Device, typer.Option(
         help="auto: cpu, plus cuda when present; all: cpu and cuda, plus OLD-cpu vs NEW-cuda.")] = Device.auto,
     timeout: Annotated[float, typer.Option(
         min=0.001, help="Seconds per run; a run that takes longer is killed with its whole process tree.")] = 600.0,
     rtol: Annotated[Optional[float], typer.Option(
-        min=0.0, help="Relative tolerance for every dtype (default: per dtype, like torch.testing.assert_close).")] = None,
+        min=0.0, help="Relative tolerance for every dtype (default: per dtype as torch.testing.assert_close, "
+                      "float32 1.3e-6).")] = None,
     atol: Annotated[Optional[float], typer.Option(
-        min=0.0, help="Absolute tolerance for every dtype (default: per dtype).")] = None,
+        min=0.0, help="Absolute tolerance for every dtype (default: per dtype, float32 1e-5).")] = None,
     memory_tolerance: Annotated[float, typer.Option(
         min=0.0, help="Allowed relative growth of NEW's peak memory over OLD's.")] = DEFAULT_MEMORY_TOLERANCE,
     memory_steps: Annotated[int, typer.Option(
@@ -46,7 +48,7 @@ def verify(
     full: Annotated[bool, typer.Option(
         "--full", help="Record every tensor whole (default: whole up to 4096 elements, else a fingerprint).")] = False,
     compat: Annotated[bool, typer.Option(
-        "--compat", help="Run OLD with the PyTorch 0.3 compatibility layer (`.data[0]`, volatile, async=).")] = False,
+        "--compat", help="Run OLD with the PyTorch 0.3 compatibility layer (`.data[0]`, volatile, async=, ...).")] = False,
     old_python: Annotated[Optional[str], typer.Option(
         help="Interpreter for OLD (e.g. a venv with an old PyTorch).")] = None,
     change_map: Annotated[Optional[Path], typer.Option(

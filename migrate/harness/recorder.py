@@ -436,7 +436,8 @@ class Recorder(object):
             self._leaves = None
             self._emit_step(complete=False)
         message = str(exc)
-        frames = [[f[0], f[1], f[2]] for f in traceback.extract_tb(exc.__traceback__)]
+        frames = [[f[0], f[1], f[2]] for f in traceback.extract_tb(exc.__traceback__)
+                  if not f[0].startswith(_HARNESS_DIR)]
         oom = type(exc).__name__ in ("MemoryError", "OutOfMemoryError") or any(m in message for m in _OOM_MARKERS)
         self._write({"kind": "exception", "step": self.steps_done + 1, "type": type(exc).__name__,
                      "message": message, "frames": frames, "oom": oom})

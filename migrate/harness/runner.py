@@ -117,10 +117,12 @@ class RunOutcome:
         return []
 
     def original_path(self, file: str) -> Path | None:
-        """The user's file that ``file`` (a path inside the run's mirror) was copied from."""
+        """The user's file behind ``file`` (a path in the run's mirror, or already mapped
+        back to the source folder), or None for files outside it (torch, the harness)."""
+        source = self.spec.source_dir.resolve()
         if self.run_dir and file.startswith(self.run_dir + os.sep):
-            return self.spec.source_dir.resolve() / os.path.relpath(file, self.run_dir)
-        if file == str(self.spec.script.resolve()):
+            return source / os.path.relpath(file, self.run_dir)
+        if file.startswith(str(source) + os.sep) or file == str(self.spec.script.resolve()):
             return Path(file)
         return None
 
@@ -205,11 +207,11 @@ def kill_tree(pgid: int, marker: bytes) -> tuple[int, bool]:
     return count, sig == signal.SIGKILL
 
 
-def _tail(path: Path) -> tuple[str, int]:
+def _tail(path: Path, mirror: Path, source: Path) -> tuple[str, int]:
     size = path.stat().st_size
     with open(path, "rb") as f:
         f.seek(max(0, size - TAIL_BYTES))
-        return f.read().decode("utf-8", "replace"), size
+        return f.read().decode("utf-8", "replace").replace(str(mirror), str(source)), size
 
 
 def _read_records(path: Path) -> list[dict]:
@@ -267,8 +269,9 @@ def run_script(spec: RunSpec) -> RunOutcome:
                 leftovers, forced = kill_tree(proc.pid, f"{MARKER_VAR}={marker}".encode())
                 proc.wait()
         wall = time.perf_counter() - started
-        stdout_tail, out_size = _tail(tmp_path / "stdout")
-        stderr_tail, err_size = _tail(tmp_path / "stderr")
+        # Tracebacks name the mirror; the user knows their own paths.
+        stdout_tail, out_size = _tail(tmp_path / "stdout", cwd, source_dir)
+        stderr_tail, err_size = _tail(tmp_path / "stderr", cwd, source_dir)
         outcome = RunOutcome(
             spec=spec, status="ok", reason="", returncode=proc.returncode, wall_time=wall,
             stdout_tail=stdout_tail, stderr_tail=stderr_tail, output_bytes=out_size + err_size,

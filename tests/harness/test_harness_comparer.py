@@ -1,6 +1,7 @@
 """Comparison and attribution on records built by the real encoder (no subprocess: fast)."""
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -86,10 +87,11 @@ def test_diff_hunks_are_numbered_in_new_and_the_autograd_change_ranks_first(tmp_
 def test_a_change_map_names_the_rule_and_the_failing_line_wins(tmp_path):
     new = tmp_path / "new.py"
     new.write_text("a = 1\nb = g(a)\nc = h(b)\n")
-    changes = load_change_map([
+    (tmp_path / "map.json").write_text(json.dumps([
         {"file": "new.py", "line": 2, "end_line": 2, "code": "TM101", "summary": "Variable(x) -> x"},
         {"file": "new.py", "line": 3, "end_line": 3, "code": "TM202", "summary": "h -> h"},
-    ], root=tmp_path)
+    ]))
+    changes = load_change_map(tmp_path / "map.json", root=tmp_path)
     assert changes[0].text == "b = g(a)\n"
     divergence = Check(1, "outcome", "outcome", False, note="NEW raised ValueError")
     ranked = rank(changes, divergence, _failed_run(tmp_path, new, 3))

@@ -2,7 +2,11 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
 import typer
 from typer.testing import CliRunner
 
@@ -106,6 +110,16 @@ def test_usage_errors_exit_2(tmp_path):
     assert missing.exit_code == 2
     bad_device = runner.invoke(_app(), ["verify", str(SCRIPTS / "gan.py"), str(SCRIPTS / "gan.py"), "--device", "tpu"])
     assert bad_device.exit_code == 2
+
+
+def test_an_old_python_without_torch_is_reported_plainly():
+    python = next((p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if Path(p).exists()
+                   and subprocess.run([p, "-c", "import torch"], capture_output=True).returncode), None)
+    if python is None:
+        pytest.skip("needs a python3 without torch")
+    result = verify_scripts(SCRIPTS / "gan.py", SCRIPTS / "gan.py", VerifyOptions(device="cpu", old_python=python))
+    assert result.exit_code == 3
+    assert f"could not start the script under {python}: ModuleNotFoundError: No module named 'torch'" in result.reason
 
 
 def test_compat_layer_runs_legacy_idioms_that_fail_on_current_torch(tmp_path):

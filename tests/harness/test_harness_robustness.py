@@ -23,7 +23,7 @@ def test_a_run_that_dies_is_reported_and_keeps_the_steps_before(mode, status, re
     assert reason in outcome.reason
     assert outcome.complete_steps == 1
     if status == "crashed":  # faulthandler names the script line that crashed
-        assert any(file == outcome.script_in_run for file, _ in outcome.failure_frames())
+        assert MISBEHAVE.resolve() in [outcome.original_path(file) for file, _ in outcome.failure_frames()]
 
 
 def test_children_of_every_kind_are_gone_afterwards(tracer):
