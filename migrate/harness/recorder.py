@@ -332,11 +332,14 @@ class Recorder(object):
             wanted = set(ids)
             found = scan_frames(frame, lambda t: id(t) in wanted)
             index = self.optimizers.get(opt, 0)
-            named = []
+            named, taken = [], set()
             for g, group in enumerate(opt.param_groups):
                 for k, p in enumerate(group["params"]):
                     slot = "opt%d.group%d.param%d" % (index, g, k)
-                    named.append((found.get(id(p), (slot,))[0], slot, p))
+                    name = found.get(id(p), (slot,))[0]
+                    name = slot if name in taken else name  # two variables of one name (shadowing)
+                    taken.add(name)
+                    named.append((name, slot, p))
             cached = (ids, named)
             self._names[opt] = cached
         return cached[1]
@@ -363,6 +366,8 @@ class Recorder(object):
         """Backward mode: gradients right after the call (``grad()`` returns them)."""
         if inputs is None:
             named = sorted(scan_frames(frame, _is_trainable_leaf).values(), key=lambda item: item[0])
+            named = [("%s#%d" % (name, k) if any(n == name for n, _ in named[:k]) else name, t)
+                     for k, (name, t) in enumerate(named)]  # two variables of one name (shadowing)
             grads = [t.grad for _, t in named]
         else:
             wanted = set(id(t) for t in inputs)

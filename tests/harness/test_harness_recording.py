@@ -64,3 +64,9 @@ def test_hand_written_updates_count_each_backward_as_a_step(args):
     assert set(first["grads"]) == set(first["values"]) == {"w", "b"}
     assert first["values"]["w"]["data"] != second["values"]["w"]["data"]  # the update was seen
     assert first["losses"][0][0] == ("grad" if args else "backward")
+
+
+def test_parameters_of_two_variables_with_one_name_are_all_recorded():
+    outcome = run(SCRIPTS / "shadowing.py")
+    assert set(outcome.steps[0]["grads"]) == {"model.weight", "model.bias", "opt0.group0.param2",
+                                              "opt0.group0.param3"}
