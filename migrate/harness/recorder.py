@@ -65,9 +65,11 @@ _OPAQUE = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType
 
 
 def _plain(t):
-    """A detached CPU view of ``t`` (a Variable on torch < 0.4)."""
+    """A detached, dense CPU view of ``t`` (a Variable on torch < 0.4; sparse embedding grads)."""
     t = t.detach() if hasattr(t, "detach") else t
     t = getattr(t, "data", t)
+    if getattr(t, "is_sparse", False):
+        t = t.to_dense()
     return t.cpu()
 
 

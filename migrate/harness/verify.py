@@ -2,9 +2,9 @@
 
 Both scripts run one after the other (never side by side: step times would
 mean nothing) on each requested device; NEW is not run when OLD failed or
-recorded nothing, as there is nothing to compare it with. Devices: ``auto`` is CPU, plus CUDA when
-present; ``all`` is CPU and CUDA plus a cross-device comparison of OLD on CPU
-against NEW on CUDA (looser tolerances, see comparer).
+recorded nothing, as there is nothing to compare it with. Devices: ``auto`` is
+CPU, plus CUDA when present; ``all`` is CPU and CUDA plus a cross-device
+comparison of OLD on CPU against NEW on CUDA (looser tolerances, see comparer).
 """
 from __future__ import annotations
 

@@ -111,3 +111,10 @@ def test_strings_and_comments_are_no_evidence(tmp_path):
     assert [c.change.line for c in ranked] == [5, 1, 3]
     assert ranked[0].reasons == ("adds `retain_graph`",) and ranked[1].score == ranked[2].score == 0
 
+
+
+def test_sparse_gradients_are_compared_densely():
+    embedding = torch.nn.Embedding(10, 3, sparse=True)
+    embedding(torch.tensor([1, 2])).sum().backward()
+    encoded = FULL.encode(embedding.weight.grad)
+    assert encoded["shape"] == [10, 3] and compare_tensors(encoded, encoded, DEFAULT).ok
