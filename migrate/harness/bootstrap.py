@@ -11,12 +11,17 @@ import faulthandler
 import json
 import os
 import random
+import shutil
 import sys
 import tokenize
 import traceback
 import types
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
+_MUTATING = frozenset(["open", "os.remove", "os.rename", "os.mkdir", "os.rmdir", "os.truncate", "os.chmod",
+                       "os.utime", "os.symlink", "os.link"])
+_CHANGES_CONTENT = frozenset(["os.truncate", "os.chmod", "os.utime"])  # they follow a link to its target
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 
 def _load(name):
@@ -68,6 +73,64 @@ def _exit_status(code):
     return 1
 
 
+def _materialize(root, path, last):
+    """Replace the links on the way from ``root`` to ``path`` by real folders (of links),
+    and the last one as ``last`` says: "copy" its content, "unlink" it, or None (leave it)."""
+    parts = os.path.relpath(path, root).split(os.sep)
+    current = root
+    for i, part in enumerate(parts):
+        current = os.path.join(current, part)
+        final = i == len(parts) - 1
+        if not os.path.islink(current):
+            if not os.path.isdir(current):
+                return
+            continue
+        target = os.path.realpath(current)
+        if os.path.isdir(target) and not final:
+            os.unlink(current)
+            os.mkdir(current)
+            for name in os.listdir(target):
+                os.symlink(os.path.join(target, name), os.path.join(current, name))
+        elif final and last is not None:
+            os.unlink(current)
+            if last == "copy":
+                shutil.copy2(target, current)
+
+
+def _guard_links(root):
+    """The mirror links large files and far-down folders to the user's; before anything
+    writes through such a link it becomes a copy (Python >= 3.8: audit hooks)."""
+    if not hasattr(sys, "addaudithook"):
+        return
+    prefix, busy = root + os.sep, []
+
+    def paths(event, args):
+        if event == "open":
+            mode, flags = args[1] or "", args[2] or 0
+            if any(c in mode for c in "wax+") or flags & _WRITE_FLAGS:
+                truncating = "w" in mode or flags & os.O_TRUNC
+                return [(args[0], "unlink" if truncating else "copy")]
+            return []
+        if event in ("os.rename", "os.symlink", "os.link"):
+            return [(args[0], None), (args[1], None)]
+        return [(args[0], "copy" if event in _CHANGES_CONTENT else None)]
+
+    def hook(event, args):
+        if event not in _MUTATING or busy:
+            return
+        busy.append(event)  # the copying below raises events of its own
+        try:
+            for path, last in paths(event, args):
+                if isinstance(path, (str, bytes)) or hasattr(path, "__fspath__"):
+                    path = os.path.abspath(os.fsdecode(path))
+                    if path.startswith(prefix):
+                        _materialize(root, path, last)
+        finally:
+            busy.pop()
+
+    sys.addaudithook(hook)
+
+
 def _print_traceback(exc):
     """As Python would print it, without the harness's frames (the recorder wraps backward())."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f[0].startswith(_HERE)]
@@ -83,6 +146,7 @@ def main(argv):
     sys.path[0] = os.path.dirname(script)  # what ``python SCRIPT`` puts there, instead of this folder
     sys.dont_write_bytecode = True
     faulthandler.enable()  # a segfault still names the script line on stderr
+    _guard_links(os.getcwd())
 
     import torch
     compat = _load("compat")

@@ -2,9 +2,12 @@
 
 Why each precaution:
 - The script's folder is mirrored into a temp dir (real folders, small files
-  copied, large ones linked) that becomes the working directory: relative
-  reads and sibling imports work, while checkpoints and logs the script writes
-  land in the copy, never in the user's folder nor in the other run's.
+  copied, large files and folders past MIRROR_LIMIT entries linked) that
+  becomes the working directory: relative reads and sibling imports work,
+  while checkpoints and logs the script writes land in the copy, never in the
+  user's folder nor in the other run's. A link turns into a copy before the
+  script writes through it (bootstrap's audit hook; on Python < 3.8, as an
+  ``--old-python`` may be, links are not guarded).
 - The child starts a new session (own process group) and carries a unique
   marker in its environment; when it ends, times out, or the harness is
   interrupted, the group and every process carrying the marker (also

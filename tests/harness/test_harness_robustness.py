@@ -6,7 +6,7 @@ import shutil
 import pytest
 from harness_support import SCRIPTS, alive, printed_pids, run, snapshot, traced
 
-from migrate.harness import VerifyOptions, verify_scripts
+from migrate.harness import VerifyOptions, runner, verify_scripts
 
 MISBEHAVE = SCRIPTS / "misbehave.py"
 
@@ -64,7 +64,11 @@ def test_finishing_without_any_step_means_no_comparison():
     assert "without any optimizer step or backward call" in result.reason
 
 
-def test_relative_reads_and_sibling_imports_work_and_the_users_folder_is_unchanged(tmp_path):
+@pytest.mark.parametrize("linked", [False, True], ids=["copied", "everything-linked"])
+def test_relative_reads_and_sibling_imports_work_and_the_users_folder_is_unchanged(tmp_path, monkeypatch, linked):
+    if linked:  # as for large files and for folders past the mirror's budget
+        monkeypatch.setattr(runner, "COPY_LIMIT", -1)
+        monkeypatch.setattr(runner, "MIRROR_LIMIT", 0)
     project = tmp_path / "project"
     shutil.copytree(SCRIPTS / "project", project)
     before = snapshot(project)
