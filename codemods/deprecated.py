@@ -202,6 +202,14 @@ LOSS_FUNCTIONS = frozenset(
     | {"huber_loss", "ctc_loss", "gaussian_nll_loss", "triplet_margin_with_distance_loss"})
 
 
+def table_rows() -> List[Tuple[str, str, str, str]]:
+    """(rule code, old, current, note) for every table entry: the README's deprecated-API table."""
+    rows = [("TM401", old, rep.new, rep.note) for old, rep in RENAMES.items()]
+    rows += [("TM401", old, new, what) for old, (new, what) in SPECIAL_RENAMES.items()]
+    rows += [("TM405", old, "reported", why) for old, why in REPORTED.items()]
+    return sorted(rows, key=lambda row: (row[0], row[1]))
+
+
 def legacy_reduction(size_average: Optional[bool], reduce: Optional[bool]) -> str:
     """``torch.nn._reduction.legacy_get_string``: the ``reduction`` a legacy pair meant (``None`` = default)."""
     size_average = True if size_average is None else size_average

@@ -99,6 +99,11 @@ def test_renamed_removed_functions_are_gone_on_this_torch(old):
         function(torch.eye(3), torch.eye(3))
 
 
+def test_table_rows_cover_every_entry_once():
+    rows = deprecated.table_rows()
+    assert len({row[1] for row in rows}) == len(rows) == len(RENAMES) + len(SPECIAL_RENAMES) + len(REPORTED)
+
+
 def test_reported_and_renamed_tables_do_not_overlap():
     assert not set(REPORTED) & (set(RENAMES) | set(SPECIAL_RENAMES))
 
