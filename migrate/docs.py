@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable, Dict
 
 import codemods
-from codemods import current
+from codemods import current, deprecated
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -44,7 +44,15 @@ def behaviour_table() -> str:
     return "\n".join(lines) + "\n"
 
 
-SECTIONS: Dict[str, Callable[[], str]] = {"rules": rules_table, "behaviour-changes": behaviour_table}
+def deprecated_table() -> str:
+    lines = ["| rule | legacy | current | note |", "|---|---|---|---|"]
+    for code, old, new, note in deprecated.table_rows():
+        lines.append(f"| {code} | `{old}` | {new if new == 'reported' else f'`{new}`'} | {note.replace('|', chr(92) + '|')} |")
+    return "\n".join(lines) + "\n"
+
+
+SECTIONS: Dict[str, Callable[[], str]] = {"rules": rules_table, "behaviour-changes": behaviour_table,
+                                          "deprecated": deprecated_table}
 
 
 def render(text: str) -> str:
