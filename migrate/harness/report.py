@@ -80,7 +80,7 @@ def render(result: VerifyResult, console: Console | None = None) -> None:
         runs.add_row(run.spec.label, run.status, str(run.complete_steps), f"{run.wall_time:.1f} s",
                      "-" if peak is None else f"{peak / 2**20:.2f} MiB", _short(run.reason))
     console.print(runs)
-    for pair in result.pairs:
+    for pair in (p for p in result.pairs if p.quantities):
         table = Table(title=f"OLD vs NEW ({pair.label})", title_justify="left")
         for column in ("quantity", "steps", "OLD", "NEW", "max abs", "max rel", "verdict"):
             table.add_column(column)
@@ -116,7 +116,7 @@ def to_markdown(result: VerifyResult) -> str:
     lines = [f"**{_VERDICT_TEXT[result.verdict]}** (exit {result.exit_code}): {_short(result.reason, 300)}", "",
              "| run | status | steps | detail |", "|---|---|---|---|"]
     lines += [f"| {r.spec.label} | {r.status} | {r.complete_steps} | {_short(r.reason)} |" for r in result.runs]
-    for pair in result.pairs:
+    for pair in (p for p in result.pairs if p.quantities):
         rows, hidden = _rows(pair)
         lines += ["", f"OLD vs NEW ({pair.label}):", "",
                   "| quantity | OLD | NEW | max abs | max rel | verdict |", "|---|---|---|---|---|---|"]

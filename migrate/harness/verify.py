@@ -23,9 +23,6 @@ from .runner import RunOutcome, RunSpec, run_script
 
 EXIT_EQUIVALENT, EXIT_DIFFERENT, EXIT_USAGE, EXIT_NO_COMPARISON = 0, 1, 2, 3
 DEVICES = ("auto", "cpu", "cuda", "all")
-# Failures of OLD that a 0.3-era script shows on current PyTorch.
-_LEGACY_SYMPTOMS = ("invalid index of a 0-dim tensor", "volatile", "Torch not compiled with CUDA",
-                    "Cannot access accelerator")
 
 
 class UsageError(ValueError):
@@ -180,10 +177,8 @@ def _decide(pairs: list[PairComparison]) -> tuple[str, int, str]:
     for pair in pairs:
         old, new = pair.old, pair.new
         if old.status != "ok":
-            hint = ""
-            legacy = (old.exception or {}).get("type") == "SyntaxError" or any(s in old.reason for s in _LEGACY_SYMPTOMS)
-            if legacy and not old.spec.compat:
-                hint = " (OLD uses PyTorch 0.3 idioms: try --compat, or --old-python with an old PyTorch)"
+            hint = "" if old.spec.compat or old.spec.python != sys.executable else \
+                " (if OLD needs an old PyTorch: try --compat, or --old-python with one)"
             return "error", EXIT_NO_COMPARISON, f"OLD {old.reason}{hint}: no comparison possible"
         if not old.steps:
             return "error", EXIT_NO_COMPARISON, ("OLD finished without any optimizer step or backward call: "
