@@ -244,8 +244,9 @@ def _blocks(stmt: cst.CSTNode) -> List[cst.CSTNode]:
     return blocks
 
 
-def _grad_mode(rule_qualname: Callable[[cst.CSTNode], Optional[str]], expr: cst.CSTNode) -> Optional[bool]:
-    """``False`` for a context/decorator that turns grad off, ``True`` for one that turns it on."""
+def _grad_mode(rule_qualname: Callable[[cst.CSTNode], Optional[str]], expr: cst.CSTNode) -> object:
+    """``False`` for a context/decorator that turns grad off, ``True`` for one that turns it on, ``...`` for
+    ``set_grad_enabled(<not a literal>)``, ``None`` for anything else."""
     call = expr.func if isinstance(expr, cst.Call) else expr
     qualified = rule_qualname(call)
     if qualified in GRAD_OFF:
@@ -254,7 +255,7 @@ def _grad_mode(rule_qualname: Callable[[cst.CSTNode], Optional[str]], expr: cst.
         return True
     if qualified in GRAD_SWITCH and isinstance(expr, cst.Call) and expr.args:
         value = _literal(expr.args[0].value)
-        return value if isinstance(value, bool) else None
+        return value if isinstance(value, bool) else ...
     return None
 
 
@@ -409,8 +410,8 @@ class _File:
             for item in node.items:
                 self._walk(item, chain, nograd, function)
             inner = nograd
-            if False in modes:
-                inner = True
+            if False in modes or ... in modes:
+                inner = True  # (maybe) no grad: nothing assigned inside counts as carrying a graph
             elif True in modes:
                 inner = False
             if inner:
@@ -799,6 +800,8 @@ class _Flow:
             inner = dict(env)
             if False in modes:
                 inner[NOGRAD_KEY] = True
+            elif ... in modes:
+                inner[NOGRAD_KEY] = None
             elif True in modes:
                 inner[NOGRAD_KEY] = False
             for item in stmt.items:
@@ -962,8 +965,9 @@ class _Flow:
         """Statements that change what a name is: ``x.requires_grad_()``, ``torch.set_grad_enabled(False)``."""
         if not isinstance(expr, cst.Call):
             return
-        if _grad_mode(self.qualname, expr) is not None and self.qualname(expr.func) in GRAD_SWITCH:
-            env[NOGRAD_KEY] = not _grad_mode(self.qualname, expr)
+        mode = _grad_mode(self.qualname, expr)
+        if mode is not None and self.qualname(expr.func) in GRAD_SWITCH:
+            env[NOGRAD_KEY] = None if mode is ... else not mode
         if _method(expr) == "requires_grad_" and isinstance(expr.func.value, cst.Name):
             name = expr.func.value.value
             env[name] = self.ev(expr, env)

@@ -107,6 +107,19 @@ def test_rules_are_hazards_with_unique_codes():
     assert all(rule.__doc__ and len(rule.__doc__.split()) > 30 for rule in hazards.RULES)
 
 
+@pytest.mark.parametrize("context,flagged", [
+    ("with torch.no_grad():", False),
+    ("with torch.set_grad_enabled(False):", False),
+    ("with torch.set_grad_enabled(phase == 'val'):", False),  # not known: not reported
+    ("with torch.enable_grad():", True),
+    ("if phase == 'val':", True),
+])
+def test_grad_mode_contexts(context, flagged):
+    text = ("import torch\nimport torch.nn as nn\n\nfc = nn.Linear(2, 2)\nphase = 'val'\n"
+            f"{context}\n    fc.bias.zero_()\n")
+    assert located(check(text)) == ([("TM602", 7)] if flagged else [])
+
+
 # -- the near-misses are correct code ---------------------------------------------------------
 @pytest.mark.parametrize("case", OK_FILES)
 def test_near_miss_files_run(case):

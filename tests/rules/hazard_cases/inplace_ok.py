@@ -266,6 +266,7 @@ def main():
     custom_modules()
     gradient_accumulation()
     batchnorm_buffers()
+    quantize(nn.Linear(2, 2))
 
 
 if __name__ == "__main__":
