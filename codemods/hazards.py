@@ -102,6 +102,8 @@ DETECT_ANOMALY = frozenset({"torch.autograd.detect_anomaly", "torch.autograd.ano
 SET_DETECT_ANOMALY = frozenset({"torch.autograd.set_detect_anomaly",
                                 "torch.autograd.anomaly_mode.set_detect_anomaly"})
 DEBUG_WORDS = ("debug", "anomal", "detect")
+# Calls that differentiate with respect to what they are given (inputs, not only parameters).
+INPUT_GRADIENTS = ("torch.autograd.grad", "torch.autograd.functional", "torch.func")
 # Calls that read or apply gradients of what they are given.
 GRAD_CONSUMERS = ("torch.autograd", "torch.optim", "torch.func", "torch.distributed.autograd",
                   "torch.distributed.optim")
@@ -277,7 +279,6 @@ class _File:
         self._loads: List[Tuple[cst.Name, Chain]] = []
         self.uses: Dict[Tuple[int, str], List[Tuple[cst.Name, Chain]]] = {}
         self.functions: List[cst.FunctionDef] = []
-        self.defs: Dict[str, List[cst.FunctionDef]] = {}
         self.classes: Dict[str, cst.ClassDef] = {}
         self.class_of: Dict[int, cst.ClassDef] = {}  # id(method) -> class
         self.self_attrs: Dict[Tuple[str, str], List[Tuple[cst.CSTNode, cst.FunctionDef]]] = {}
@@ -289,6 +290,7 @@ class _File:
         self.class_freezes: Dict[str, Set[str]] = {}
         self.freeze_all = False
         self.backwards: List[Tuple[cst.Call, Chain]] = []
+        self.input_gradients = False  # the file calls torch.autograd.grad / autograd.functional / torch.func
         self.loops: List[Tuple[cst.CSTNode, Chain]] = []
         self._stores: Set[int] = set()
         self.requires_grad_statements: List[Tuple[cst.CSTNode, str]] = []  # x.requires_grad_() / = True
@@ -300,7 +302,6 @@ class _File:
         self._resolve_loads()
         self.module_classes = self._module_classes()
         self.backward_functions = {fn.name.value for fn in self.functions if self._has_backward(fn)}
-        self._memo: Dict[Tuple[str, str], object] = {}
 
     # -- collection ---------------------------------------------------------------
     def _bind(self, scope: Scope, name: str, kind: str, value: Optional[cst.CSTNode], where: cst.CSTNode) -> None:
@@ -427,7 +428,6 @@ class _File:
     def _function(self, node: cst.FunctionDef, chain: Chain, nograd: bool) -> None:
         self._bind(chain[0], node.name.value, "def", node, node)
         self.functions.append(node)
-        self.defs.setdefault(node.name.value, []).append(node)
         if isinstance(chain[0], cst.ClassDef):
             self.class_of[id(node)] = chain[0]
         off = nograd or any(_grad_mode(self.qualname, d.decorator) is False for d in node.decorators)
@@ -447,6 +447,8 @@ class _File:
         method = _method(node)
         if _is_backward(self.qualname, node):
             self.backwards.append((node, chain))
+        if (self.qualname(node.func) or "").startswith(INPUT_GRADIENTS):
+            self.input_gradients = True
         if method == "requires_grad_":
             flag = _kwarg(node, "requires_grad", 0)
             if flag is not None and _literal(flag.value) is not True:
@@ -464,16 +466,19 @@ class _File:
         path = _path(tensor)
         if isinstance(tensor, cst.Name):
             loop = self._enclosing_for(tensor.value, tensor)
-            if loop is not None:
-                source = loop.iter
-                while isinstance(source, cst.Call) and isinstance(source.func, cst.Name) and source.args:
-                    source = source.args[0].value  # list(...), enumerate(...)
-                if _method(source) in ("parameters", "named_parameters"):
-                    path = _path(source.func.value)
-                else:
-                    path = ""
+            if loop is not None:  # for p in model.parameters() / zip(a.parameters(), b.parameters()): all of them
+                sources = [_path(n.func.value) for n in _expressions(loop.iter)
+                           if _method(n) in ("parameters", "named_parameters")]
+                if sources and all(sources):
+                    for source in sources:
+                        self._freeze_path(source, function)
+                    return
+                path = ""
             elif self._tensor_bindings(tensor.value, chain):
                 return  # a plain tensor: _Flow follows it
+        self._freeze_path(path, function)
+
+    def _freeze_path(self, path: str, function) -> None:
         if not path:
             self.freeze_all = True
         elif path == "self" or path.startswith("self."):
@@ -519,7 +524,8 @@ class _File:
 
     # -- classes ------------------------------------------------------------------
     def _module_classes(self) -> Dict[str, bool]:
-        """Local nn.Module subclasses -> whether every base is nn.Module or another such local class."""
+        """Local nn.Module subclasses -> whether every base is ``nn.Module`` or another such local class
+        (then the file shows every method that can reset the module's state)."""
         result: Dict[str, bool] = {}
         changed = True
         while changed:
@@ -633,9 +639,10 @@ class _File:
                 continue
             if _is_backward(self.qualname, inner):
                 return True
-            name = inner.func.value if isinstance(inner.func, cst.Name) else (
-                inner.func.attr.value if isinstance(inner.func, cst.Attribute) else None)
-            if name in self.backward_functions:
+            func = inner.func  # train_step(...) or self.train_step(...)
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+                func = func.attr
+            if isinstance(func, cst.Name) and func.value in self.backward_functions:
                 return True
         return False
 
@@ -681,8 +688,9 @@ def _is_tensor_source(qualname, value: Optional[cst.CSTNode]) -> bool:
 
 
 def _is_factory(qualified: str) -> bool:
-    return qualified.startswith(("torch.", "torch.cuda.")) and qualified.count(".") <= 2 and (
-        _last(qualified) in FACTORIES) and (qualified.count(".") == 1 or qualified.startswith("torch.cuda."))
+    """``torch.zeros``, ``torch.FloatTensor``, ``torch.cuda.FloatTensor`` ..."""
+    head, _, last = qualified.rpartition(".")
+    return last in FACTORIES and head in ("torch", "torch.cuda")
 
 
 _CACHE: List = [None, None]
@@ -691,7 +699,7 @@ _CACHE: List = [None, None]
 def _file(rule: Rule) -> _File:
     """The file's facts, built once per file and shared by every TM6xx rule."""
     if _CACHE[0] is not rule.ctx.module:
-        _CACHE[0], _CACHE[1] = None, None  # _File fills its own children table while it walks
+        _CACHE[0], _CACHE[1] = None, None  # forget the last file's tables before its nodes can be freed
         facts = _File(rule.ctx.module, rule.ctx.qualname)
         _CACHE[0], _CACHE[1] = rule.ctx.module, facts
     return _CACHE[1]
@@ -2412,6 +2420,8 @@ class _Uses:
             return self.NEUTRAL
         callee = self.facts.callee(call.func, chain)
         if callee == "module":
+            if self.facts.input_gradients and not derived:
+                return self.ESCAPES  # the model may differentiate with respect to its input (a PINN's forward)
             return self.use(call, name, chain, depth, True)
         if callee == "function" and isinstance(call.func, cst.Name):
             outcome = self._local_function(call, arg, chain, depth, derived)

@@ -120,6 +120,33 @@ def test_grad_mode_contexts(context, flagged):
     assert located(check(text)) == ([("TM602", 7)] if flagged else [])
 
 
+PINN = """import torch
+import torch.nn as nn
+
+
+class PINN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(1, 1)
+
+    def forward(self, x):
+        u = self.net(x)
+        return torch.autograd.grad(u.sum(), x, create_graph=True)[0] - u
+
+
+model = PINN()
+x = torch.linspace(0, 1, 8).unsqueeze(1).requires_grad_(True)
+model(x).pow(2).mean().backward()
+"""
+
+
+def test_inputs_of_a_model_that_differentiates_them_are_used():
+    assert located(check(PINN)) == []
+    exec(compile(PINN, "<pinn>", "exec"), {})
+    without = PINN.replace("return torch.autograd.grad(u.sum(), x, create_graph=True)[0] - u", "return u")
+    assert located(check(without)) == [("TM607", 16)]
+
+
 # -- the near-misses are correct code ---------------------------------------------------------
 @pytest.mark.parametrize("case", OK_FILES)
 def test_near_miss_files_run(case):

@@ -128,6 +128,29 @@ def no_grad_input():
     return vgg(style)
 
 
+class PINN(nn.Module):
+    """The model differentiates its output with respect to its input inside forward."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(1, 8), nn.Tanh(), nn.Linear(8, 1))
+
+    def forward(self, x):
+        u = self.net(x)
+        du_dx, = torch.autograd.grad(u.sum(), x, create_graph=True)
+        return du_dx - u
+
+
+def physics_informed(steps=2):
+    model = PINN()
+    optimizer = torch.optim.Adam(model.parameters(), 1e-3)
+    x = torch.linspace(0, 1, 16).unsqueeze(1).requires_grad_(True)
+    for step in range(steps):
+        optimizer.zero_grad()
+        model(x).pow(2).mean().backward()
+        optimizer.step()
+
+
 def main():
     model = nn.Linear(4, 3)
     optimised_latent()
@@ -144,6 +167,7 @@ def main():
     frozen_then_unfrozen(nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1)))
     hooked()
     no_grad_input()
+    physics_informed()
 
 
 if __name__ == "__main__":
