@@ -97,6 +97,14 @@ class BrokenRewrite(Exception):
         self.line, self.message, self.internal = line, message, internal
 
 
+class Uncompilable(BrokenRewrite):
+    """The new text does not compile; ``reason`` is Python's message."""
+
+    def __init__(self, line: int, reason: str):
+        super().__init__(line, f"produced code that does not compile ({reason})")
+        self.reason = reason
+
+
 class Unit(NamedTuple):
     """A statement (a compound statement by its header alone): its lines and its ``ast`` node."""
 
@@ -167,7 +175,7 @@ def _python() -> str:
 
 def _compiles(text: str) -> bool:
     try:
-        compile(text, "<old>", "exec", dont_inherit=True)
+        compile(text, "<text>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError):
         return False
     return True
@@ -181,17 +189,13 @@ def check_rewrite(old: str, new: str, findings: Sequence[Finding]) -> List[Ancho
     must still be in ``new``, in order, with the same ``ast`` (lines that
     libcst reprinted verbatim are not compared further). Returns those
     statements' lines in both texts (the anchors of the change map); raises
-    ``BrokenRewrite``, not ``internal`` when the original itself does not
-    compile on this Python.
+    ``BrokenRewrite``.
     """
     try:
         new_tree = ast.parse(new)
         compile(new_tree, "<new>", "exec", dont_inherit=True)
     except SyntaxError as error:
-        if _compiles(old):
-            raise BrokenRewrite(error.lineno or 1, f"produced code that does not compile ({error.msg})") from None
-        raise BrokenRewrite(error.lineno or 1, f"the migrated file does not compile on {_python()}, the original "
-                            f"did not either ({error.msg})", internal=False) from None
+        raise Uncompilable(error.lineno or 1, error.msg) from None
     try:
         old_tree = ast.parse(old)
     except SyntaxError as error:
@@ -248,6 +252,36 @@ def _new_line_ranges(anchors: List[Anchor], findings: List[Finding], old_lines: 
 
 
 # -- one file -------------------------------------------------------------------
+_PARSER_STACK = 512 * 1024 * 1024
+
+
+def _on_big_stack(function: Callable, *args, **kwargs):
+    """``function(*args, **kwargs)`` in a thread with a 512 MiB stack (virtual memory, touched as used).
+
+    libcst's native parser recurses once per nesting level: on the main
+    thread's 8 MiB stack a file with ~5,000 nested parentheses is a segfault
+    that would end the whole run; here it parses and is refused as usual.
+    """
+    outcome: dict = {}
+
+    def call() -> None:
+        try:
+            outcome["value"] = function(*args, **kwargs)
+        except BaseException as error:  # re-raised in the caller's thread
+            outcome["error"] = error
+
+    previous = threading.stack_size(_PARSER_STACK)
+    try:
+        thread = threading.Thread(target=call, daemon=True)  # daemon: an interrupted run does not wait for it
+        thread.start()
+    finally:
+        threading.stack_size(previous)
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
 def _trigger_filter(rules: Sequence[type], text: str) -> List[type]:
     return [rule for rule in rules if any(trigger in text for trigger in rule.triggers)]
 
@@ -261,6 +295,28 @@ def _blame(error: BaseException) -> str:
     return "engine"
 
 
+def _syntax_error(text: str, error: cst.ParserSyntaxError) -> str:
+    """``line:col: message`` for a file libcst cannot parse, in Python's own words where it agrees.
+
+    libcst's positions are often off (the end of the statement, or the next
+    line). Python reads the file as 3.6 first, so that ``async=`` (which
+    TM203 fixes) is not the error named, then as itself if the file needs
+    newer syntax.
+    """
+    for version in ((3, 6), None):
+        try:
+            ast.parse(text, feature_version=version)
+        except SyntaxError as python:
+            if version is None or "only supported in Python" not in python.msg:
+                return f"{python.lineno or 1}:{python.offset or 1}: syntax error: {python.msg}"
+        except (ValueError, MemoryError, RecursionError):
+            break
+        else:
+            break
+    message = error.message.splitlines()[0] if error.message else "invalid syntax"
+    return f"{error.editor_line}:{error.editor_column}: syntax error (libcst): {message}"
+
+
 def _verify(source: Source, text: str, findings: Sequence[Finding]) -> Tuple[List[Anchor], bytes]:
     """``check_rewrite``, then the new bytes in the file's own encoding."""
     anchors = check_rewrite(source.text, text, findings)
@@ -271,26 +327,34 @@ def _verify(source: Source, text: str, findings: Sequence[Finding]) -> Tuple[Lis
         raise BrokenRewrite(line, f"produced text that {source.encoding} cannot encode ({error.reason})") from None
 
 
-def _culprits(source: Source, rules: Sequence[type], options: Options, applied: Sequence[str]) -> List[str]:
-    """The applied rules whose fixes break the rewrite on their own (all applied ones if none does alone).
+def _culprits(source: Source, rules: Sequence[type], options: Options) -> str:
+    """The rules that break the rewrite (or raise) on their own; all of them if none does alone.
 
-    Tree rules are tried together with the text rules (the file may not parse
-    without them), once the text rules alone were found innocent.
+    Text rules are tried alone, then each tree rule together with them (the
+    file may not parse without them). Only called when something went wrong.
     """
     def breaks(subset: List[type]) -> bool:
         try:
-            outcome = run_rules(source.text, subset, unsafe_fixes=options.unsafe_fixes)
-            _verify(source, outcome.text, outcome.findings)
-        except Exception:  # BrokenRewrite, or a rule that fails without the others
+            outcome = _on_big_stack(run_rules, source.text, subset, unsafe_fixes=options.unsafe_fixes)
+            if outcome.text != source.text:
+                _verify(source, outcome.text, outcome.findings)
+        except Exception:  # BrokenRewrite, or the rule's own exception
             return True
         return False
 
-    candidates = [rule for rule in rules if rule.code in applied]
     text_rules = [rule for rule in rules if issubclass(rule, TextRule)]
-    guilty = [rule.code for rule in candidates if rule in text_rules and breaks([rule])]
+    guilty = [rule.code for rule in text_rules if breaks([rule])]
     if not guilty:
-        guilty = [rule.code for rule in candidates if rule not in text_rules and breaks(text_rules + [rule])]
-    return guilty or list(applied)
+        guilty = [rule.code for rule in rules if rule not in text_rules and breaks(text_rules + [rule])]
+    return ", ".join(guilty) if guilty else "rules " + ", ".join(rule.code for rule in rules) + " together"
+
+
+def _inherited(source: Source, rules: Sequence[type]) -> bool:
+    """Whether the file itself does not compile on this Python, even once the text rules (there to make
+    legacy files parse) are applied: then a rewrite that does not compile is not the rules' fault."""
+    text_rules = [rule for rule in rules if issubclass(rule, TextRule)]
+    baseline = _on_big_stack(run_rules, source.text, text_rules).text if text_rules else source.text
+    return not _compiles(source.text) and not _compiles(baseline)
 
 
 def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type]) -> FileResult:
@@ -306,16 +370,17 @@ def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type
     if not active:
         return result
     try:
-        outcome = run_rules(source.text, active, unsafe_fixes=options.unsafe_fixes, fix=options.mode != LINT)
+        outcome = _on_big_stack(run_rules, source.text, active, unsafe_fixes=options.unsafe_fixes,
+                                fix=options.mode != LINT)
     except cst.ParserSyntaxError as error:
-        message = error.message.splitlines()[0] if error.message else "invalid syntax"
-        result.error = f"{shown}:{error.raw_line}:{error.raw_column + 1}: syntax error: {message}"
+        result.error = f"{shown}:{_syntax_error(source.text, error)}"
         return result
     except RecursionError:
         result.error = f"{shown}:1:1: too deeply nested to parse"
         return result
     except Exception as error:  # a bug in a rule must not stop the other files
-        result.error = f"{shown}:1:1: internal error in {_blame(error)}: {type(error).__name__}: {error}"
+        result.error = (f"{shown}:1:1: internal error: {_culprits(source, active, options)} raised "
+                        f"{type(error).__name__} ({_blame(error)}): {error}; file left untouched")
         result.internal = True
         return result
     result.findings = outcome.findings
@@ -324,12 +389,11 @@ def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type
     try:
         anchors, new_bytes = _verify(source, outcome.text, outcome.findings)
     except BrokenRewrite as error:
-        if error.internal:
-            applied = sorted({f.code for f in outcome.findings if f.applied})
-            culprits = ", ".join(_culprits(source, active, options, applied))
-            result.error = f"{shown}:{error.line}:1: internal error: {culprits} {error.message}; file left untouched"
-        else:
-            result.error = f"{shown}:{error.line}:1: {error.message}; file left untouched"
+        if isinstance(error, Uncompilable) and _inherited(source, active):
+            error = BrokenRewrite(error.line, f"the file does not compile on {_python()}, before or after the "
+                                  f"rewrite ({error.reason})", internal=False)
+        culprits = f"internal error: {_culprits(source, active, options)} " if error.internal else ""
+        result.error = f"{shown}:{error.line}:1: {culprits}{error.message}; file left untouched"
         result.internal = error.internal
         return result
     result.changed = True
@@ -343,10 +407,13 @@ def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type
 
 
 def _patch(shown: Path, old: bytes, new: bytes) -> bytes:
-    """A unified diff of the bytes (BOM, encoding and line endings as they are), git-style
-    ``a/``/``b/`` headers for relative paths, and the marker for a last line without a newline."""
+    """A unified diff of the bytes (BOM, encoding and line endings as they are) with headers as git
+    writes them (``a/``/``b/`` for relative paths; a tab after a name with a space, which ends the
+    name for ``patch``) and the marker for a last line without a newline."""
     name = os.fsencode(shown.as_posix())
     headers = (name, name) if shown.is_absolute() else (b"a/" + name, b"b/" + name)
+    if b" " in name:
+        headers = tuple(header + b"\t" for header in headers)
     lines = difflib.diff_bytes(difflib.unified_diff, io.BytesIO(old).readlines(), io.BytesIO(new).readlines(),
                                *headers)
     return b"".join(line if line.endswith(b"\n") else line + b"\n\\ No newline at end of file\n" for line in lines)

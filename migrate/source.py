@@ -53,7 +53,9 @@ def decode(path: Path, raw: bytes) -> Source:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     except SyntaxError as error:
-        raise SourceError(path, f"bad encoding declaration: {error.msg}", error.lineno or 1) from None
+        if not error.msg.startswith("invalid or missing encoding declaration"):
+            raise SourceError(path, f"bad encoding declaration: {error.msg}", error.lineno or 1) from None
+        encoding = "utf-8"  # no declaration and the first lines are not UTF-8: decoding says where
     try:
         text = raw.decode(encoding)
     except LookupError:  # a cookie naming a codec that is not a text encoding (rot13)

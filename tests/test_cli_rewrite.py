@@ -1,0 +1,139 @@
+"""`torch-migrate rewrite` as people run it: a real subprocess on real files, exit codes, diffs that apply."""
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import codemods
+from codemods.engine import run_rules
+
+TESTS = Path(__file__).parent
+LEGACY = "import torch\n\nx = torch.zeros(2)\ny = x.cuda(async=True)\n"
+FILES = {  # odd layouts the diff must carry: CRLF, no final newline, a space in a folder name
+    "train.py": LEGACY + "import torch.nn.functional as F\nz = F.sigmoid(y)  # squash\n",
+    "pkg/model.py": LEGACY.replace("\n", "\r\n"),
+    "my data/load.py": "import torch\nbatch = torch.ones(3).cuda(async=True)",
+    "donn\u00e9es/\u00e9tape.py": "import torch\nstep = torch.ones(3).cuda(async=True)\n",
+    "clean.py": "import torch\n\nprint(torch.ones(1))\n",
+}
+
+
+def torch_migrate(command: str, *args: str, cwd: Path, script=None) -> subprocess.CompletedProcess:
+    """`torch-migrate COMMAND --no-cache ARGS` in a subprocess (no cache: every run does the work);
+    ``script`` replaces the entry point (to add a rule to the registry first). Output is decoded
+    without newline translation, so a diff of CRLF files keeps its CRs."""
+    entry = ["-c", script] if script else ["-m", "migrate"]
+    result = subprocess.run([sys.executable, *entry, command, "--no-cache", *args], cwd=cwd, capture_output=True)
+    result.stdout, result.stderr = (stream.decode("utf-8", "replace") for stream in (result.stdout, result.stderr))
+    return result
+
+
+def expected(text: str, rules=None) -> str:
+    return run_rules(text, rules or codemods.ALL_RULES).text
+
+
+@pytest.fixture
+def tree(tmp_path):
+    for name, text in FILES.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(text.encode())
+    return tmp_path
+
+
+def contents(root: Path) -> dict:
+    return {name: (root / name).read_bytes() for name in FILES}
+
+
+def test_rewrites_in_place_and_summarises(tree):
+    result = torch_migrate("rewrite", ".", cwd=tree)
+    assert result.returncode == 0, result.stderr
+    for name, text in FILES.items():
+        assert (tree / name).read_bytes().decode() == expected(text), name
+    fixes = Counter(f.code for text in FILES.values() for f in run_rules(text, codemods.ALL_RULES).findings
+                    if f.applied)
+    listed = ", ".join(f"{code} x{count}" for code, count in sorted(fixes.items()))
+    assert f"rewrote 4 of 5 files; {sum(fixes.values())} fixes ({listed})" in result.stderr
+
+
+@pytest.mark.parametrize("flag", ["--diff", "--dry-run"])
+def test_diff_writes_nothing_and_applies_with_git_apply_and_patch(tree, tmp_path_factory, flag):
+    before = contents(tree)
+    result = torch_migrate("rewrite", flag, ".", cwd=tree)
+    assert result.returncode == 0, result.stderr
+    assert contents(tree) == before
+    headers = re.findall(r"^(---|\+\+\+) (.*?)\t?$", result.stdout, re.M)
+    assert sorted(headers) == sorted((sign, f"{side}/{name}") for name in set(FILES) - {"clean.py"}
+                                     for sign, side in (("---", "a"), ("+++", "b")))
+    torch_migrate("rewrite", ".", cwd=tree)
+    for tool in (["git", "apply", "-"], ["patch", "-p1", "--quiet"]):
+        copy = tmp_path_factory.mktemp("copy")
+        for name, data in before.items():
+            (copy / name).parent.mkdir(parents=True, exist_ok=True)
+            (copy / name).write_bytes(data)
+        applied = subprocess.run(tool, cwd=copy, input=result.stdout.encode(), capture_output=True)
+        assert applied.returncode == 0, applied.stderr
+        assert contents(copy) == contents(tree), tool[0]
+
+
+def test_diff_names_absolute_paths_as_given(tree):
+    result = torch_migrate("rewrite", "--diff", str(tree / "train.py"), cwd=tree)
+    assert f"--- {tree / 'train.py'}\n+++ {tree / 'train.py'}\n" in result.stdout
+
+
+def test_check_exits_1_while_files_would_change_then_0(tree):
+    before = contents(tree)
+    result = torch_migrate("rewrite", "--check", ".", cwd=tree)
+    assert result.returncode == 1
+    assert sorted(re.findall(r"^would rewrite (.*)$", result.stdout, re.M)) == sorted(set(FILES) - {"clean.py"})
+    assert contents(tree) == before
+    assert torch_migrate("rewrite", ".", cwd=tree).returncode == 0
+    assert torch_migrate("rewrite", "--check", ".", cwd=tree).returncode == 0
+
+
+def test_select_and_ignore(tree):
+    result = torch_migrate("rewrite", "--select", "TM203", "train.py", cwd=tree)
+    assert result.returncode == 0, result.stderr
+    assert (tree / "train.py").read_text() == FILES["train.py"].replace("async=", "non_blocking=")
+    assert re.search(r"fixes \(TM203 x1\)", result.stderr)
+    result = torch_migrate("rewrite", "--ignore", "TM4,TM5,TM6", "pkg/model.py", cwd=tree)
+    applied = re.search(r"fixes \((.*)\)", result.stderr).group(1)
+    assert applied != "none" and not re.search(r"TM[456]", applied), applied
+
+
+def test_jobs_give_the_same_result_as_one_process(tmp_path):
+    """40 files: enough for `-j 2` to start a pool."""
+    for jobs in ("1", "2"):
+        root = tmp_path / jobs
+        for index in range(40):
+            (root / f"m{index // 10}").mkdir(parents=True, exist_ok=True)
+            (root / f"m{index // 10}" / f"f{index}.py").write_text(LEGACY + f"n = {index}\n")
+        result = torch_migrate("rewrite", "-j", jobs, ".", cwd=root)
+        assert result.returncode == 0 and "rewrote 40 of 40 files" in result.stderr, result.stderr
+    for path in (tmp_path / "1").rglob("*.py"):
+        assert path.read_bytes() == (tmp_path / "2" / path.relative_to(tmp_path / "1")).read_bytes()
+        assert path.read_text() == expected(LEGACY + f"n = {path.stem[1:]}\n")
+
+
+def test_a_second_run_changes_nothing(tree):
+    torch_migrate("rewrite", ".", cwd=tree)
+    after = contents(tree)
+    result = torch_migrate("rewrite", ".", cwd=tree)
+    assert result.returncode == 0 and "rewrote 0 of 5 files" in result.stderr, result.stderr
+    assert contents(tree) == after
+
+
+def test_a_rule_that_breaks_code_is_an_internal_error_exit_4(tree):
+    """A rule added to the registry that turns a statement into `return`: the file stays as it was."""
+    script = (f"import sys; sys.path.insert(0, {str(TESTS)!r}); import codemods; "
+              "from test_io import ReturnAtTopLevel; codemods.ALL_RULES.append(ReturnAtTopLevel); "
+              "sys.argv[0] = 'torch-migrate'; from migrate.cli import main; main()")
+    (tree / "step.py").write_text("import torch\nopt.step()\n")
+    result = torch_migrate("rewrite", ".", cwd=tree, script=script)
+    assert result.returncode == 4, result.stderr
+    assert re.search(r"^step\.py:2:1: internal error: TM992 produced code that does not compile "
+                     r"\('return' outside function\); file left untouched$", result.stderr, re.M)
+    assert (tree / "step.py").read_text() == "import torch\nopt.step()\n"
+    assert (tree / "train.py").read_text() == expected(FILES["train.py"])
