@@ -22,6 +22,7 @@ import libcst as cst
 
 from codemods.base import Example, Rule
 from codemods.names import dotted
+from codemods.walk import child_fields
 
 
 def _change(change: str, version: str, handling: str, script: str) -> Dict[str, str]:
@@ -58,6 +59,10 @@ BEHAVIOUR_CHANGES: Tuple[Dict[str, str], ...] = (
             "numpy_aliases.py"),
     _change("legacy autograd `Function` with a non-static `forward` (called as `MyFn()(x)`) raises",
             "1.3 (deprecated since 0.4)", "TM510", "legacy_autograd_function.py"),
+    _change("elementwise results (comparisons, arithmetic, conversions) keep the layout of a transposed input "
+            "instead of being contiguous: `.view()` of them raises 'view size is not compatible with input tensor's "
+            "size and stride' (the ImageNet `accuracy()`'s `correct[:k].view(-1)`)", "1.7 (pytorch/examples#836)",
+            "TM511", "view_non_contiguous.py"),
     _change("comparison results are `bool`, not uint8: `1 - (x > 0)` and `-(x > 0)` raise, "
             "`(a > 0) + (b > 0)` is a logical or", "1.2",
             "not handled: the legacy uint8 arithmetic has no short exact spelling; TM505 covers masks",
@@ -1633,5 +1638,377 @@ class LegacyAutogradFunction(Rule):
         return updated.with_changes(body=updated.body.with_changes(body=body))
 
 
+# ---------------------------------------------------------------------------
+# TM511 .view() of a non-contiguous result
+# ---------------------------------------------------------------------------
+# Layouts (ordered): STRIDED = not contiguous but dims in stride order (expanded, narrowed); elementwise
+# ops give a contiguous result for it. PERMUTED = dims out of stride order (transposed); elementwise ops
+# keep that order (TensorIterator), so their result is not contiguous either.
+STRIDED, PERMUTED = 1, 2
+PERMUTING_METHODS = frozenset({"t", "transpose", "permute", "movedim", "swapaxes", "swapdims"})
+PERMUTING_ATTRIBUTES = frozenset({"T", "mT"})
+STRIDING_METHODS = frozenset({"expand", "expand_as", "narrow", "unfold", "diagonal", "as_strided"})
+# The result is the receiver, or a view of it, or (a dtype/device conversion) may be: same layout.
+LAYOUT_ALIASES = frozenset({"view", "view_as", "reshape", "reshape_as", "flatten", "squeeze", "unsqueeze", "select",
+                            "detach", "float", "double", "half", "long", "int", "short", "char", "byte", "bool",
+                            "type", "type_as", "to", "cpu", "cuda"})
+# Elementwise ops (methods, and ``torch.``/``F.`` functions of the same name): a permuted operand gives a
+# permuted result. Each entry is checked on the installed torch by tests/rules/test_current.py.
+ELEMENTWISE = frozenset({"eq", "ne", "gt", "lt", "ge", "le", "add", "sub", "mul", "div", "pow", "remainder", "fmod",
+                         "abs", "neg", "exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "relu", "leaky_relu", "elu",
+                         "clamp", "sign", "floor", "ceil", "round", "trunc", "reciprocal", "logical_not", "clone",
+                         "sin", "cos", "where"})
+# Methods whose result is a new tensor: writes to it cannot reach the viewed tensor.
+FRESH_RESULTS = ELEMENTWISE - {"clone"} | frozenset({
+    "sum", "mean", "prod", "max", "min", "argmax", "argmin", "norm", "std", "var", "all", "any", "item", "tolist",
+    "topk", "sort", "nonzero", "numel", "size", "dim", "equal", "dot", "mm", "matmul", "bmm", "cumsum", "softmax",
+    "log_softmax"})
+RESHAPES = {"view": "reshape", "view_as": "reshape_as"}
+DTYPE_NAMES = frozenset({"float", "float16", "float32", "float64", "double", "half", "bfloat16", "int", "int8",
+                         "int16", "int32", "int64", "long", "uint8", "bool", "short", "complex64", "complex128"})
+_READS = (cst.BinaryOperation, cst.Comparison, cst.ComparisonTarget, cst.UnaryOperation, cst.BooleanOperation,
+          cst.Return, cst.Expr, cst.Index, cst.FormattedStringExpression, cst.Yield, cst.AugAssign)
+_PASS_THROUGH = (cst.Element, cst.List, cst.Tuple, cst.IfExp)
+_BLOCKS = (cst.IndentedBlock, cst.Module, cst.SimpleStatementSuite)
+_BINDERS = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.WithItem)
+# Not indexed: nested scopes, and the layout nodes (whitespace, punctuation, operators) under every expression.
+_UNINDEXED = (cst.FunctionDef, cst.ClassDef, cst.BaseParenthesizableWhitespace, cst.Newline, cst.TrailingWhitespace,
+              cst.EmptyLine, cst.Comment, cst.Comma, cst.Dot, cst.LeftParen, cst.RightParen, cst.LeftSquareBracket,
+              cst.RightSquareBracket, cst.AssignEqual, cst.Colon, cst.Semicolon, cst.BaseBinaryOp, cst.BaseBooleanOp,
+              cst.BaseCompOp, cst.BaseUnaryOp, cst.BaseAugOp)
+_SKIPPED: Dict[type, bool] = {}
+
+
+def _skipped(node_type: type) -> bool:
+    skipped = _SKIPPED.get(node_type)
+    if skipped is None:
+        skipped = _SKIPPED[node_type] = issubclass(node_type, _UNINDEXED)
+    return skipped
+
+
+def _in_place(method: str) -> bool:
+    return method.endswith("_") and not method.startswith("_")
+
+
+def _size_arguments(call: cst.Call) -> bool:
+    """``view(sizes)``, not ``view(dtype)`` (a reinterpretation ``reshape`` cannot do; numpy's ``view``)."""
+    for arg in call.args:
+        name = dotted(arg.value) or ""
+        if arg.keyword is not None or ("." in name and name.rpartition(".")[2] in DTYPE_NAMES):
+            return False
+    return bool(call.args)
+
+
+class _Binding:
+    __slots__ = ("end", "block", "value")
+
+    def __init__(self, end: int, block: int, value: Optional[cst.CSTNode]):
+        self.end, self.block, self.value = end, block, value
+
+
+class _ScopeIndex:
+    """One function (or the module's top level, without nested functions and classes), read once: parents,
+    source order, the bindings of each name (with the block they sit in) and the loads of each name."""
+
+    def __init__(self, scope: cst.CSTNode, qualname: Callable[[cst.CSTNode], Optional[str]]):
+        self.qualname = qualname
+        self.parent: Dict[int, cst.CSTNode] = {}
+        self.span: Dict[int, Tuple[int, int]] = {}
+        self.bindings: Dict[str, List[_Binding]] = {}
+        self.loads: Dict[str, List[cst.Name]] = {}
+        self.augmented: Set[str] = set()
+        self.memo: Dict[int, int] = {}
+        self._targets: Set[int] = set()
+        self._count = 0
+        if isinstance(scope, cst.FunctionDef):
+            params = scope.params
+            for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+                self.bindings.setdefault(param.name.value, []).append(_Binding(-1, id(scope.body), None))
+            self._index(scope.body, scope, id(scope.body))
+        else:
+            self._index(scope, None, id(scope))
+
+    def _index(self, node: cst.CSTNode, parent: Optional[cst.CSTNode], block: int) -> None:
+        start = self._count
+        self._count += 1
+        if parent is not None:
+            self.parent[id(node)] = parent
+        node_type = type(node)
+        if node_type in _BLOCKS:
+            block = id(node)
+        elif node_type is cst.Name and id(node) not in self._targets and not (
+                (parent.__class__ is cst.Attribute and parent.attr is node)
+                or (parent.__class__ is cst.Arg and parent.keyword is node) or parent.__class__ is cst.Param):
+            self.loads.setdefault(node.value, []).append(node)
+        bound = self._bound(node) if node_type in _BINDERS else ()
+        for name in child_fields(node_type):
+            value = getattr(node, name)
+            for child in (value if isinstance(value, (list, tuple)) else (value,)):
+                if isinstance(child, cst.CSTNode) and not _skipped(type(child)):
+                    self._index(child, node, block)
+        self.span[id(node)] = (start, self._count)
+        for target, value in bound:
+            self.bindings.setdefault(target.value, []).append(_Binding(self._count, block, value))
+
+    def _bound(self, node: cst.CSTNode) -> List[Tuple[cst.Name, Optional[cst.CSTNode]]]:
+        """The names ``node`` binds, each with its value when it is a plain ``name = value``."""
+        if isinstance(node, cst.Assign):
+            pairs = [(t.target, node.value) for t in node.targets]
+        elif isinstance(node, cst.AnnAssign) and node.value is not None:
+            pairs = [(node.target, node.value)]
+        elif isinstance(node, cst.AugAssign):
+            if isinstance(node.target, cst.Name):
+                self.augmented.add(node.target.value)
+            return []
+        elif isinstance(node, (cst.For, cst.CompFor)):
+            pairs = [(node.target, None)]
+        elif isinstance(node, cst.WithItem) and node.asname is not None:
+            pairs = [(node.asname.name, None)]
+        else:
+            return []
+        names = []
+        for target, value in pairs:
+            if isinstance(target, cst.Name):
+                names.append((target, value))
+            elif isinstance(target, (cst.Tuple, cst.List)):
+                names.extend((e.value, None) for e in target.elements if isinstance(e.value, cst.Name))
+        self._targets.update(id(name) for name, _ in names)
+        return names
+
+    # -- what layout can an expression have ---------------------------------------------------
+    def layout(self, node: cst.CSTNode) -> int:
+        if isinstance(node, cst.Name):
+            return max((self._binding_layout(b) for b in self._reaching(node)), default=0)
+        if isinstance(node, cst.Attribute):
+            if node.attr.value in PERMUTING_ATTRIBUTES:
+                return PERMUTED
+            return self.layout(node.value) if node.attr.value == "data" else 0
+        if isinstance(node, cst.Subscript):  # slices keep the stride order
+            return self.layout(node.value)
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            return self._call_layout(node)
+        if isinstance(node, cst.BinaryOperation) and not isinstance(node.operator, cst.MatrixMultiply):
+            return self._elementwise([node.left, node.right])
+        if isinstance(node, cst.Comparison):
+            return self._elementwise([node.left, *(c.comparator for c in node.comparisons)])
+        if isinstance(node, cst.UnaryOperation):
+            return self._elementwise([node.expression])
+        if isinstance(node, cst.IfExp):
+            return max(self.layout(node.body), self.layout(node.orelse))
+        return 0
+
+    def _call_layout(self, node: cst.Call) -> int:
+        method = node.func.attr.value
+        operands = [a.value for a in node.args if a.keyword is None and not a.star]
+        if (self.qualname(node.func) or "").startswith("torch."):
+            receiver = operands.pop(0) if operands else None  # torch.transpose(x, 0, 1), F.relu(x)
+        else:
+            receiver = node.func.value
+        if method in PERMUTING_METHODS:
+            return PERMUTED
+        if method == "contiguous" or receiver is None:
+            return 0
+        if method in STRIDING_METHODS:
+            return max(STRIDED, self.layout(receiver))
+        if method in LAYOUT_ALIASES or _in_place(method):
+            return self.layout(receiver)
+        if method in ELEMENTWISE:
+            return self._elementwise([receiver, *operands])
+        return 0
+
+    def _elementwise(self, operands: Sequence[cst.CSTNode]) -> int:
+        return PERMUTED if any(self.layout(o) == PERMUTED for o in operands) else 0
+
+    def _binding_layout(self, binding: _Binding) -> int:
+        if binding.value is None:
+            return 0
+        key = id(binding.value)
+        if key not in self.memo:
+            self.memo[key] = 0  # a cycle through this binding adds nothing
+            self.memo[key] = self.layout(binding.value)
+        return self.memo[key]
+
+    def _reaching(self, use: cst.Name) -> List[_Binding]:
+        """The bindings of ``use`` that can reach it: back to the latest one in a block around it."""
+        bound = self.bindings.get(use.value, [])
+        start = self.span.get(id(use), (0, 0))[0]
+        before = [b for b in bound if b.end <= start]
+        if not before:
+            return bound  # read before any binding: a loop-carried value, or none of this scope
+        around = set()
+        node = use
+        while node is not None:
+            around.add(id(node))
+            node = self.parent.get(id(node))
+        reaching = []
+        for binding in reversed(before):
+            reaching.append(binding)
+            if binding.block in around:
+                break
+        return reaching
+
+    # -- is the viewed result written in place ----------------------------------------------------
+    def fate(self, node: cst.CSTNode, depth: int = 0) -> str:
+        """"read", "write" (written in place) or "unknown" for the value of ``node``, followed through
+        aliasing methods, slices and names bound to it."""
+        while True:
+            parent = self.parent.get(id(node))
+            grand = self.parent.get(id(parent))
+            if isinstance(parent, cst.Attribute) and parent.value is node:
+                if isinstance(grand, cst.Call) and grand.func is parent:
+                    method = parent.attr.value
+                    if _in_place(method):
+                        return "write"
+                    if method in FRESH_RESULTS:
+                        return "read"
+                    node = grand
+                elif self._target(parent, grand):
+                    return "write"
+                elif parent.attr.value in ("data", "T", "mT"):
+                    node = parent
+                else:
+                    return "read"
+            elif isinstance(parent, cst.Subscript) and parent.value is node:
+                if self._target(parent, grand):
+                    return "write"
+                node = parent
+            elif isinstance(parent, cst.Arg) and isinstance(grand, cst.Call):
+                keyword = parent.keyword.value if parent.keyword is not None else ""
+                function = isinstance(grand.func, cst.Name) or self.qualname(grand.func) is not None
+                last = (dotted(grand.func) or "").rpartition(".")[2]
+                first = grand.args[0] is parent
+                return "write" if keyword == "out" or (function and first and _in_place(last)) else "read"
+            elif isinstance(parent, _PASS_THROUGH):
+                node = parent
+            elif isinstance(parent, (cst.Assign, cst.AnnAssign)) and parent.value is node:
+                targets = [t.target for t in parent.targets] if isinstance(parent, cst.Assign) else [parent.target]
+                if not all(isinstance(t, cst.Name) for t in targets):
+                    return "unknown"
+                return max((self._name_fate(t.value, depth) for t in targets), key=("read", "unknown", "write").index)
+            elif isinstance(parent, _READS) or isinstance(parent, cst.Lambda):
+                return "read"
+            else:
+                return "unknown"
+
+    @staticmethod
+    def _target(node: cst.CSTNode, parent: Optional[cst.CSTNode]) -> bool:
+        return isinstance(parent, cst.AssignTarget) or (isinstance(parent, (cst.AugAssign, cst.AnnAssign))
+                                                         and parent.target is node)
+
+    def _name_fate(self, name: str, depth: int) -> str:
+        if name in self.augmented:
+            return "write"  # `v += 1` on a tensor is in place
+        if depth >= 2:
+            return "unknown"
+        fates = {self.fate(load, depth + 1) for load in self.loads.get(name, ())}
+        return "write" if "write" in fates else "unknown" if "unknown" in fates else "read"
+
+
+class _ViewScope:
+    __slots__ = ("node", "views", "has_source")
+
+    def __init__(self, node: cst.CSTNode):
+        self.node, self.views, self.has_source = node, [], False
+
+
+class ViewNonContiguous(Rule):
+    """Elementwise ops (comparisons, arithmetic, conversions) returned contiguous tensors in 0.3/0.4; since
+    PyTorch 1.7 they keep the dimension order of a transposed input (TensorIterator), so ``.view()`` of
+    their result raises "view size is not compatible with input tensor's size and stride". The ImageNet
+    ``accuracy()`` (``pred = pred.t()``; ``correct = pred.eq(...)``; ``correct[:k].view(-1)``) is the
+    classic case; pytorch/examples fixed it with ``.reshape(-1)``.
+
+    ``.reshape()`` is exactly ``.view()`` wherever a view is possible and copies otherwise; a copy only
+    differs when the result is written in place to reach the original, so such views are reported.
+    Within one function, a value derives from ``.t()``/``.transpose()``/``.permute()``/``.T`` (kept
+    through elementwise ops, conversions, slices and assignments) or ``.expand()``/``.narrow()``
+    (views of them only: elementwise results of those are contiguous); ``.contiguous()`` ends it.
+    """
+
+    code = "TM511"
+    name = "view-non-contiguous"
+    summary = "`.view()` of a transposed/permuted/expanded result becomes `.reshape()` (elementwise ops keep strides)"
+    triggers = (".view(", ".view_as(")
+    changes = (
+        Example(
+            "def accuracy(output, target, topk=(1,)):\n    maxk = max(topk)\n"
+            "    _, pred = output.topk(maxk, 1, True, True)\n    pred = pred.t()\n"
+            "    correct = pred.eq(target.view(1, -1).expand_as(pred))\n    res = []\n    for k in topk:\n"
+            "        correct_k = correct[:k].view(-1).float().sum(0)\n        res.append(correct_k.mul_(100.0 / 8))\n"
+            "    return res\n",
+            "def accuracy(output, target, topk=(1,)):\n    maxk = max(topk)\n"
+            "    _, pred = output.topk(maxk, 1, True, True)\n    pred = pred.t()\n"
+            "    correct = pred.eq(target.view(1, -1).expand_as(pred))\n    res = []\n    for k in topk:\n"
+            "        correct_k = correct[:k].reshape(-1).float().sum(0)\n        res.append(correct_k.mul_(100.0 / 8))\n"
+            "    return res\n",
+        ),
+        Example(
+            "def scores(h):\n    h = h.transpose(1, 2)\n    s = (h * 2).sigmoid()\n    return s.view(h.size(0), -1)\n",
+            "def scores(h):\n    h = h.transpose(1, 2)\n    s = (h * 2).sigmoid()\n    return s.reshape(h.size(0), -1)\n",
+        ),
+        Example("def f(x):\n    y = x.permute(0, 2, 1) > 0\n    flat = y.view(-1)\n    flat[0] = True\n    return y\n"),
+    )
+    keeps = (
+        "def forward(self, x):\n    x = self.conv(x)\n    x = x.view(x.size(0), -1)\n    return self.fc(x)\n",
+        "def accuracy(pred, target):\n    return pred.eq(target.view(1, -1).expand_as(pred))\n",
+        "def f(x):\n    x = x.transpose(1, 2).contiguous()\n    return x.view(x.size(0), -1)\n",
+        "def f(x):\n    x = x.transpose(1, 2)\n    x = x.contiguous()\n    return x.view(-1)\n",
+        "def f(x, y):\n    e = x.expand_as(y) * y\n    return e.view(-1)\n",
+        "import numpy as np\ndef f(a):\n    return a.transpose(1, 0).view(np.float32)\n",
+    )
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.scopes: List[_ViewScope] = []
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.scopes.append(_ViewScope(node))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.scopes.append(_ViewScope(node))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        name = node.attr.value
+        if name in PERMUTING_METHODS or name in STRIDING_METHODS or name in PERMUTING_ATTRIBUTES:
+            self.scopes[-1].has_source = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if _method(node) in RESHAPES and _size_arguments(node):
+            self.scopes[-1].views.append(node)
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._check(self.scopes.pop())
+
+    def leave_Module(self, node: cst.Module) -> None:
+        self._check(self.scopes.pop())
+
+    def _check(self, scope: _ViewScope) -> None:
+        # The cheap gate: nothing in this scope can make a value non-contiguous.
+        if not scope.views or not scope.has_source:
+            return
+        index = _ScopeIndex(scope.node, self.ctx.qualname)
+        for view in scope.views:
+            if id(view) not in index.parent or not index.layout(view.func.value):
+                continue
+            method = view.func.attr.value
+            message = (f"`.{method}()` of a tensor that may not be contiguous (it derives from a transpose/permute/"
+                       f"expand): elementwise results keep that layout since PyTorch 1.7, and `.{method}()` raises")
+            if index.fate(view) == "read":
+                self.report(view, message + f"; `.{RESHAPES[method]}()` is the same view where one is possible",
+                            self._reshape)
+            else:
+                self.report(view, message + "; the result is written in place (or escapes), so `.reshape()`, "
+                                            "which may copy, is not applied",
+                            hint="make the source `.contiguous()` where it is computed, then `.view()` works")
+
+    @staticmethod
+    def _reshape(updated: cst.Call) -> cst.Call:
+        method = _method(updated)
+        if method not in RESHAPES:
+            return updated
+        return updated.with_changes(func=updated.func.with_changes(attr=cst.Name(RESHAPES[method])))
+
+
 RULES = [LoadWeightsOnly, FullIntFill, NumpyRequiresGrad, IntegerDivision, Uint8Mask, SchedulerOrder,
-         TorchvisionRenames, GridAlignCorners, NumpyBuiltinAliases, LegacyAutogradFunction]
+         TorchvisionRenames, GridAlignCorners, NumpyBuiltinAliases, LegacyAutogradFunction,
+         ViewNonContiguous]
