@@ -22,7 +22,7 @@ import libcst as cst
 
 from codemods.base import Example, Rule
 from codemods.names import dotted
-from codemods.walk import children, walk
+from codemods.walk import children
 
 # ---------------------------------------------------------------------------
 # Tables
@@ -115,6 +115,12 @@ Scope = cst.CSTNode  # Module, FunctionDef, Lambda or ClassDef
 Chain = Tuple[cst.CSTNode, ...]  # enclosing scopes, innermost first
 Binding = Tuple[str, Optional[cst.CSTNode], cst.CSTNode]  # (kind, value, statement or target)
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+# Nodes with nothing under them for an analysis to find (or whose bodies run later).
+_INERT = frozenset({cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Lambda,
+                    cst.FunctionDef, cst.ClassDef, cst.Comma, cst.Dot, cst.LeftParen, cst.RightParen,
+                    cst.SimpleWhitespace, cst.Newline, cst.EmptyLine, cst.TrailingWhitespace, cst.Comment,
+                    cst.ParenthesizedWhitespace, cst.LeftSquareBracket, cst.RightSquareBracket, cst.Colon,
+                    cst.AssignEqual, cst.Semicolon})
 
 
 # ---------------------------------------------------------------------------
@@ -213,15 +219,6 @@ def _expressions(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
                 stack.append(child)
 
 
-def _descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """Every node under ``node``, nested functions and classes included."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(_children(current)))
-
-
 def _statements(body: cst.CSTNode) -> List[cst.CSTNode]:
     if isinstance(body, cst.IndentedBlock):
         return list(body.body)
@@ -294,11 +291,12 @@ class _File:
         self.loops: List[Tuple[cst.CSTNode, Chain]] = []
         self._stores: Set[int] = set()
         self.requires_grad_statements: List[Tuple[cst.CSTNode, str]] = []  # x.requires_grad_() / = True
-        for node in walk(module):
-            kids = self.kids[id(node)] = list(children(node))
-            for kid in kids:
-                self.parent[id(kid)] = node
+        self.first_uses: Dict[Tuple[int, ...], Dict[str, bool]] = {}  # region -> name -> read before bound
+        self.defines_typo = False  # the file has its own `require_grad` attribute, parameter or method
+        self._freezes: List[Tuple[cst.CSTNode, Chain, Optional[cst.FunctionDef]]] = []
         self._walk(module, (module,), False, None)
+        for tensor, chain, function in self._freezes:  # they need the parent links of the whole file
+            self._freeze(tensor, chain, function)
         self._resolve_loads()
         self.module_classes = self._module_classes()
         self.backward_functions = {fn.name.value for fn in self.functions if self._has_backward(fn)}
@@ -321,6 +319,7 @@ class _File:
             self._target(target.value, "unpack", value, chain, where, function)
         elif isinstance(target, cst.Attribute):
             self.attr_stores.setdefault(target.attr.value, []).append(target)
+            self.defines_typo |= target.attr.value in TYPOS and dotted(target.value) == "self"
             owner = self.class_of.get(id(function)) if function is not None else None
             name = dotted(target)
             if owner is not None and name and name.count(".") == 1 and name.startswith(_self_name(function) + "."):
@@ -328,64 +327,83 @@ class _File:
                     (value if kind == "value" else None, function))
 
     def _walk(self, node: cst.CSTNode, chain: Chain, nograd: bool, function) -> None:
-        children = self.kids[id(node)]
-        if isinstance(node, cst.FunctionDef):
-            self._function(node, chain, nograd)
-            return
-        if isinstance(node, cst.ClassDef):
-            self._bind(chain[0], node.name.value, "class", node, node)
-            self.classes.setdefault(node.name.value, node)
-            for part in (*node.bases, *node.keywords, *node.decorators):
-                self._walk(part, chain, nograd, function)
-            self.chain_of[id(node)] = (node, *chain)
-            self._walk(node.body, (node, *chain), nograd, function)
-            return
-        if isinstance(node, cst.Lambda):
-            inner = (node, *chain)
-            self.chain_of[id(node)] = inner
-            for param in _params(node.params):
-                self._bind(node, param.name.value, "param", None, param)
-            self._walk(node.body, inner, nograd, function)
-            return
-        if isinstance(node, (cst.Import, cst.ImportFrom)):
-            names = node.names if not isinstance(node.names, cst.ImportStar) else ()
-            for alias in names:
-                local = alias.asname.name if alias.asname else alias.name
-                while isinstance(local, cst.Attribute):
-                    local = local.value
-                if isinstance(local, cst.Name):
-                    self._bind(chain[0], local.value, "import", None, node)
-            return
-        if isinstance(node, (cst.Global, cst.Nonlocal)):
-            return
-        if isinstance(node, cst.Attribute):
+        """Record what ``node`` binds, reads and calls; ``chain``: its scopes; ``nograd``: inside no_grad."""
+        kids = self.kids[id(node)] = list(children(node))
+        for kid in kids:
+            self.parent[id(kid)] = node
+        kind = type(node)
+        handler = _WALKERS.get(kind)
+        if handler is not None and handler(self, node, chain, nograd, function):
+            return  # the handler walked what it needed
+        if kind in _STATEMENTS:
+            self.chain_of[id(node)] = chain
+        for child in kids:
+            if type(child) not in _TRIVIA:
+                self._walk(child, chain, nograd, function)
+
+    def _walk_class(self, node: cst.ClassDef, chain: Chain, nograd: bool, function) -> bool:
+        self._bind(chain[0], node.name.value, "class", node, node)
+        self.classes.setdefault(node.name.value, node)
+        for part in (*node.bases, *node.keywords, *node.decorators):
+            self._walk(part, chain, nograd, function)
+        self.chain_of[id(node)] = (node, *chain)
+        self._walk(node.body, (node, *chain), nograd, function)
+        return True
+
+    def _walk_lambda(self, node: cst.Lambda, chain: Chain, nograd: bool, function) -> bool:
+        inner = (node, *chain)
+        self.chain_of[id(node)] = inner
+        for param in _params(node.params):
+            self._bind(node, param.name.value, "param", None, param)
+        self._walk(node.body, inner, nograd, function)
+        return True
+
+    def _walk_import(self, node: Union[cst.Import, cst.ImportFrom], chain: Chain, nograd: bool, function) -> bool:
+        for alias in node.names if not isinstance(node.names, cst.ImportStar) else ():
+            local = alias.asname.name if alias.asname else alias.name
+            while isinstance(local, cst.Attribute):
+                local = local.value
+            if isinstance(local, cst.Name):
+                self._bind(chain[0], local.value, "import", None, node)
+        return True
+
+    def _walk_attribute(self, node: cst.Attribute, chain: Chain, nograd: bool, function) -> bool:
+        if nograd:
+            self.nograd_names.add(node.attr.value)
+        self._walk(node.value, chain, nograd, function)
+        return True
+
+    def _walk_arg(self, node: cst.Arg, chain: Chain, nograd: bool, function) -> bool:
+        self._walk(node.value, chain, nograd, function)
+        return True
+
+    def _walk_name(self, node: cst.Name, chain: Chain, nograd: bool, function) -> bool:
+        if id(node) not in self._stores:
+            self._loads.append((node, chain))
             if nograd:
-                self.nograd_names.add(node.attr.value)
-            self._walk(node.value, chain, nograd, function)
-            return
-        if isinstance(node, cst.Arg):
-            self._walk(node.value, chain, nograd, function)
-            return
-        if isinstance(node, cst.Name):
-            if id(node) not in self._stores:
-                self._loads.append((node, chain))
-                if nograd:
-                    self.nograd_names.add(node.value)
-            return
-        if isinstance(node, cst.Assign):
-            for target in node.targets:
-                self._target(target.target, "value", node.value, chain, node, function)
-            self._freeze_assign(node, chain, function)
-            target = node.targets[0].target
-            if (len(node.targets) == 1 and _literal(node.value) is True and isinstance(target, cst.Attribute)
-                    and target.attr.value == "requires_grad" and isinstance(target.value, cst.Name)):
-                self.requires_grad_statements.append((node, target.value.value))
-        elif isinstance(node, cst.Expr) and _method(node.value) == "requires_grad_" and isinstance(
-                node.value.func.value, cst.Name):
+                self.nograd_names.add(node.value)
+        return True
+
+    def _walk_assign(self, node: cst.Assign, chain: Chain, nograd: bool, function) -> bool:
+        for target in node.targets:
+            self._target(target.target, "value", node.value, chain, node, function)
+        self._freeze_assign(node, chain, function)
+        target = node.targets[0].target
+        if (len(node.targets) == 1 and _literal(node.value) is True and isinstance(target, cst.Attribute)
+                and target.attr.value == "requires_grad" and isinstance(target.value, cst.Name)):
+            self.requires_grad_statements.append((node, target.value.value))
+        return False
+
+    def _walk_expr(self, node: cst.Expr, chain: Chain, nograd: bool, function) -> bool:
+        if _method(node.value) == "requires_grad_" and isinstance(node.value.func.value, cst.Name):
             flag = _kwarg(node.value, "requires_grad", 0)
             if flag is None or _literal(flag.value) is True:
                 self.requires_grad_statements.append((node, node.value.func.value.value))
-        elif isinstance(node, cst.AnnAssign) and node.value is not None:
+        return False
+
+    def _walk_binding(self, node: cst.CSTNode, chain: Chain, nograd: bool, function) -> bool:
+        """Annotated/augmented assignments, loops, comprehensions, walrus, with and except targets."""
+        if isinstance(node, cst.AnnAssign) and node.value is not None:
             self._target(node.target, "value", node.value, chain, node, function)
         elif isinstance(node, cst.AugAssign):
             if isinstance(node.target, cst.Name):
@@ -404,30 +422,31 @@ class _File:
             self._target(node.asname.name, "with", node.item, chain, node, function)
         elif isinstance(node, cst.ExceptHandler) and node.name is not None:
             self._target(node.name.name, "with", None, chain, node, function)
-        elif isinstance(node, cst.Call):
-            self._call(node, chain, function)
-        elif isinstance(node, cst.With):
-            modes = [_grad_mode(self.qualname, item.item) for item in node.items]
-            for item in node.items:
-                self._walk(item, chain, nograd, function)
-            inner = nograd
-            if False in modes or ... in modes:
-                inner = True  # (maybe) no grad: nothing assigned inside counts as carrying a graph
-            elif True in modes:
-                inner = False
-            if inner:
-                for stmt in _expressions(node.body):
-                    self.nograd_nodes.add(id(stmt))
-            self._walk(node.body, chain, inner, function)
-            return
-        if isinstance(node, cst.BaseCompoundStatement) or isinstance(node, cst.SimpleStatementLine):
-            self.chain_of[id(node)] = chain
-        for child in children:
-            self._walk(child, chain, nograd, function)
+        return False
 
-    def _function(self, node: cst.FunctionDef, chain: Chain, nograd: bool) -> None:
+    def _walk_with(self, node: cst.With, chain: Chain, nograd: bool, function) -> bool:
+        self.chain_of[id(node)] = chain
+        modes = [_grad_mode(self.qualname, item.item) for item in node.items]
+        for item in node.items:
+            self._walk(item, chain, nograd, function)
+        inner = nograd
+        if False in modes or ... in modes:
+            inner = True  # (maybe) no grad: nothing assigned inside counts as carrying a graph
+        elif True in modes:
+            inner = False
+        if inner:
+            for stmt in _expressions(node.body):
+                self.nograd_nodes.add(id(stmt))
+        self._walk(node.body, chain, inner, function)
+        return True
+
+    def _walk_skip(self, node: cst.CSTNode, chain: Chain, nograd: bool, function) -> bool:
+        return True  # global / nonlocal
+
+    def _function(self, node: cst.FunctionDef, chain: Chain, nograd: bool, function=None) -> bool:
         self._bind(chain[0], node.name.value, "def", node, node)
         self.functions.append(node)
+        self.defines_typo |= node.name.value in TYPOS or any(p.name.value in TYPOS for p in _params(node.params))
         if isinstance(chain[0], cst.ClassDef):
             self.class_of[id(node)] = chain[0]
         off = nograd or any(_grad_mode(self.qualname, d.decorator) is False for d in node.decorators)
@@ -442,8 +461,9 @@ class _File:
             if param.default is not None:
                 self._walk(param.default, chain, nograd, None)
         self._walk(node.body, inner, off, node)
+        return True
 
-    def _call(self, node: cst.Call, chain: Chain, function) -> None:
+    def _call(self, node: cst.Call, chain: Chain, nograd: bool, function) -> bool:
         method = _method(node)
         if _is_backward(self.qualname, node):
             self.backwards.append((node, chain))
@@ -452,14 +472,15 @@ class _File:
         if method == "requires_grad_":
             flag = _kwarg(node, "requires_grad", 0)
             if flag is not None and _literal(flag.value) is not True:
-                self._freeze(node.func.value, chain, function)
+                self._freezes.append((node.func.value, chain, function))
+        return False
 
     def _freeze_assign(self, node: cst.Assign, chain: Chain, function) -> None:
         for target in node.targets:
             target = target.target
             if (isinstance(target, cst.Attribute) and target.attr.value == "requires_grad"
                     and _literal(node.value) is not True):
-                self._freeze(target.value, chain, function)
+                self._freezes.append((target.value, chain, function))
 
     def _freeze(self, tensor: cst.CSTNode, chain: Chain, function) -> None:
         """Record which module paths ``tensor.requires_grad = False`` (or a flag) may freeze."""
@@ -653,6 +674,24 @@ class _File:
 
     def function_nograd(self, function: cst.FunctionDef) -> bool:
         return id(function) in self.nograd_functions or function.name.value in self.nograd_names
+
+
+_WALKERS: Dict[type, Callable[..., bool]] = {
+    cst.FunctionDef: _File._function, cst.ClassDef: _File._walk_class, cst.Lambda: _File._walk_lambda,
+    cst.Import: _File._walk_import, cst.ImportFrom: _File._walk_import, cst.Global: _File._walk_skip,
+    cst.Nonlocal: _File._walk_skip, cst.Attribute: _File._walk_attribute, cst.Arg: _File._walk_arg,
+    cst.Name: _File._walk_name, cst.Assign: _File._walk_assign, cst.Expr: _File._walk_expr,
+    cst.Call: _File._call, cst.With: _File._walk_with,
+    **{kind: _File._walk_binding for kind in (cst.AnnAssign, cst.AugAssign, cst.For, cst.While, cst.CompFor,
+                                              cst.NamedExpr, cst.WithItem, cst.ExceptHandler)},
+}
+_STATEMENTS = frozenset({cst.SimpleStatementLine, cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.With,
+                         cst.Match})
+_TRIVIA = frozenset({cst.SimpleWhitespace, cst.ParenthesizedWhitespace, cst.Newline, cst.EmptyLine,
+                     cst.TrailingWhitespace, cst.Comment, cst.Comma, cst.Dot, cst.LeftParen, cst.RightParen,
+                     cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace, cst.RightCurlyBrace,
+                     cst.Colon, cst.AssignEqual, cst.Semicolon, cst.Integer, cst.Float, cst.Imaginary,
+                     cst.SimpleString})
 
 
 def _is_backward(qualname, call: cst.Call) -> bool:
@@ -1035,7 +1074,7 @@ class _Flow:
             self._inplace(target, target, env, record, "augmented assignment")
 
     def _scan(self, node: cst.CSTNode, env: Env, record: bool) -> None:
-        if isinstance(node, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+        if type(node) in _INERT:
             return
         if isinstance(node, COMPREHENSIONS):
             inner = dict(env)
@@ -1387,6 +1426,8 @@ class _Carry:
             return self.level(node.expression, tainted)
         if isinstance(node, cst.BinaryOperation):
             return self._math([node.left, node.right], tainted)
+        if isinstance(node, cst.AugAssign):  # x += v computes x + v
+            return self._math([node.target, node.value], tainted)
         if isinstance(node, COMPREHENSIONS):
             inner = dict(tainted)
             comp = node.for_in
@@ -1451,7 +1492,8 @@ def _state_name(name: str) -> bool:
 
 
 def _carry_assignments(region: cst.CSTNode) -> List[Tuple[cst.CSTNode, List[str], Optional[cst.CSTNode]]]:
-    """(statement, bound names, value) for every binding in ``region`` (value None: a fresh binding)."""
+    """(statement, bound names, value) for every binding in ``region``: value is the bound expression, the
+    ``AugAssign`` itself for ``x += v``, None for a fresh binding (a loop or with target)."""
     found = []
     for node in _expressions(region):
         if isinstance(node, cst.Assign):
@@ -1460,8 +1502,7 @@ def _carry_assignments(region: cst.CSTNode) -> List[Tuple[cst.CSTNode, List[str]
         elif isinstance(node, cst.AnnAssign) and node.value is not None:
             found.append((node, [n for n in (dotted(t) for t in _target_names(node.target)) if n], node.value))
         elif isinstance(node, cst.AugAssign):
-            found.append((node, [n for n in (dotted(t) for t in _target_names(node.target)) if n],
-                          cst.BinaryOperation(node.target, cst.Add(), node.value)))
+            found.append((node, [n for n in (dotted(t) for t in _target_names(node.target)) if n], node))
         elif isinstance(node, (cst.For, cst.CompFor)):
             found.append((node, [n for n in (dotted(t) for t in _target_names(node.target)) if n], None))
         elif isinstance(node, cst.WithItem) and node.asname is not None:
@@ -1515,13 +1556,16 @@ def _stores(target: cst.CSTNode) -> Iterator[Tuple[bool, str]]:
         yield from _order(target)
 
 
-def _read_first(region: Sequence[cst.CSTNode], name: str) -> bool:
+def _read_first(facts: "_File", region: Sequence[cst.CSTNode], name: str) -> bool:
     """Whether ``name`` is read in ``region`` before it is bound there (it is live when the region starts)."""
-    for part in region:
-        for is_store, seen in _order(part):
-            if seen == name:
-                return not is_store
-    return False
+    key = tuple(id(part) for part in region)
+    first = facts.first_uses.get(key)
+    if first is None:
+        first = facts.first_uses[key] = {}
+        for part in region:
+            for is_store, seen in _order(part):
+                first.setdefault(seen, not is_store)
+    return first.get(name, False)
 
 
 def _taint(carry: _Carry, facts: _File, chain: Chain, assignments, seed: str) -> Dict[str, int]:
@@ -1669,7 +1713,7 @@ class RecurrentStateNotDetached(Rule):
             carry = _Carry(facts, chain, _param_names(facts, flow, chain))
             region = [loop.test, loop.body] if isinstance(loop, cst.While) else [loop.body]
             for candidate in {n for _, names, _ in assignments for n in names if _state_name(n)}:
-                if _read_first(region, candidate):
+                if _read_first(facts, region, candidate):
                     yield from self._carried(facts, chain, carry, assignments, candidate)
 
     @staticmethod
@@ -1701,7 +1745,7 @@ class RecurrentStateNotDetached(Rule):
                 chain = facts.chain_of[id(method)]
                 key = f"{_self_name(method)}.{attr}"
                 assignments = _carry_assignments(method.body)
-                if not _read_first([method.body], key):
+                if not _read_first(facts, [method.body], key):
                     results = None
                     break
                 carry = _Carry(facts, chain, _param_names(facts, flow, chain) - {key})
@@ -1939,11 +1983,15 @@ class RetainGraphPatch(Rule):
     name = "retain-graph-patch"
     summary = "`retain_graph=True` on the only backward of its graph hides a bug and keeps graphs alive"
     kind = "hazard"
-    triggers = ("retain_graph",)
+    triggers = ("retain_graph", "retain_variables")
     changes = (
         Example(
             "for x, y in loader:\n    optimizer.zero_grad()\n    loss = criterion(model(x), y)\n"
             "    loss.backward(retain_graph=True)\n    optimizer.step()\n"
+        ),
+        Example(
+            "for x, y in loader:\n    optimizer.zero_grad()\n    loss = criterion(model(x), y)\n"
+            "    loss.backward(retain_variables=True)\n    optimizer.step()\n"
         ),
     )
     keeps = (
@@ -1956,7 +2004,7 @@ class RetainGraphPatch(Rule):
     def visit_Module(self, node: cst.Module) -> None:
         facts = _file(self)
         for call, chain in facts.backwards:
-            retain = _kwarg(call, "retain_graph")
+            retain = _kwarg(call, "retain_graph") or _kwarg(call, "retain_variables")  # the 0.3 spelling
             if retain is None or _literal(retain.value) is not True or _kwarg(call, "create_graph") is not None:
                 continue
             if any(other is not call and other_chain[0] is chain[0] for other, other_chain in facts.backwards):
@@ -2023,7 +2071,7 @@ class _GraphOrigin:
                 continue
             seen.add(name)
             values = self.inside.get(name)
-            if not values or _read_first(self.parts, name):
+            if not values or _read_first(self.facts, self.parts, name):
                 free.add(name)
             for value in values or ():
                 todo.extend(self.data_names(value))
@@ -2581,11 +2629,7 @@ class RequiresGradTypo(Rule):
     )
 
     def visit_Module(self, node: cst.Module) -> None:
-        _file(self)
-        self.own = any(isinstance(n, cst.Param) and n.name.value in TYPOS or isinstance(n, cst.FunctionDef)
-                       and n.name.value in TYPOS or isinstance(n, cst.AssignTarget) and isinstance(
-                           n.target, cst.Attribute) and n.target.attr.value in TYPOS and dotted(
-                           n.target.value) == "self" for n in _descendants(node))
+        self.own = _file(self).defines_typo
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value in TYPOS and not self.own:
