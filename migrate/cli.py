@@ -233,9 +233,8 @@ def _register_harness_commands() -> None:
     from migrate.harness.cli import verify
     from migrate.workflow import migrate_command
 
-    extra = {"allow_extra_args": True, "ignore_unknown_options": True}
-    app.command(context_settings=extra)(verify)
-    app.command("migrate", context_settings=extra)(migrate_command)
+    app.command()(verify)
+    app.command("migrate")(migrate_command)
 
 
 def main() -> None:

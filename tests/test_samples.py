@@ -12,7 +12,7 @@ import pytest
 from migrate import driver
 from migrate.config import load_config
 from migrate.discover import discover
-from migrate.harness import VerifyOptions
+from migrate.harness import VerifyOptions, verify_scripts
 from migrate.workflow import migrate_repo
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
@@ -57,3 +57,17 @@ def test_migrated_samples_are_clean(card):
     # A second rewrite changes nothing.
     again = driver.run(discover([repo]), driver.Options(driver.DIFF))
     assert not [r.path for r in again if r.changed]
+
+
+SHARED_CASE = Path(__file__).resolve().parents[1].parent / "shared" / "cases" / "style_transfer" / "legacy.py"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not SHARED_CASE.is_file(), reason="../shared/cases is not beside this checkout")
+def test_shared_style_transfer_case_rewritten_by_the_tool_is_equivalent(tmp_path):
+    migrated = tmp_path / "legacy.py"
+    migrated.write_bytes(SHARED_CASE.read_bytes())  # a copy with write permission (shared/ has none)
+    assert driver.run(discover([migrated]), driver.Options(driver.WRITE))[0].changed
+    result = verify_scripts(SHARED_CASE, migrated, VerifyOptions(steps=4, timeout=300, compat=True,
+                                                                 script_args=("--size", "16")))
+    assert result.verdict == "equivalent", result.reason
