@@ -1301,8 +1301,7 @@ class _Flow:
             return _Val("value", "graph")
         return None
 
-    @staticmethod
-    def _tensor_method(node: cst.Call, method: str, receiver: _Val, nograd: Optional[bool]) -> Optional[_Val]:
+    def _tensor_method(self, node: cst.Call, method: str, receiver: _Val, nograd: Optional[bool]) -> Optional[_Val]:
         if method == "requires_grad_":
             flag = _kwarg(node, "requires_grad", 0)
             wanted = _literal(flag.value) if flag is not None else True
@@ -1317,10 +1316,27 @@ class _Flow:
         if method in INPLACE_METHODS:
             return receiver
         if method in IDENTITY_METHODS:
+            if receiver.grad == "leaf" and self._copies(node):
+                return _Val("tensor", _derived("leaf", nograd))
             return _Val("tensor", {"no": "no", "graph": "graph"}.get(receiver.grad, ""))
         if method in DERIVING_METHODS:
             return _Val("tensor", _derived(receiver.grad, nograd))
         return None
+
+
+    def _copies(self, node: cst.Call) -> bool:
+        """``torch.rand(3, requires_grad=True).cuda()`` / ``.double()``: a CPU float32 factory result moved to
+        the GPU or to another dtype is a copy, a non-leaf (the classic "x.grad is None")."""
+        factory = node.func.value
+        if not (isinstance(factory, cst.Call) and _is_factory(self.qualname(factory.func) or "")):
+            return False
+        method = node.func.attr.value
+        target = _kwarg(node, "device", 0)
+        if method == "cuda" or (method == "to" and isinstance(target.value if target else None, cst.SimpleString)
+                                and str(target.value.evaluated_value).startswith("cuda")):
+            return _kwarg(factory, "device") is None
+        return method in ("double", "half", "bfloat16") and _kwarg(factory, "dtype") is None and (
+            _last(self.qualname(factory.func)) in ("rand", "randn", "zeros", "ones", "empty", "full", "linspace"))
 
 
 def _derived(grad: str, nograd: Optional[bool]) -> str:
@@ -2325,7 +2341,9 @@ class NonLeafGrad(Rule):
     an operation (``y = x * 2``, ``out = model(x)``, ``h = w.view(-1)``) has ``grad_fn`` set; its ``.grad``
     stays ``None`` (with a UserWarning), so code that reads it gets ``None`` or crashes on ``None.data`` (seed
     002). Call ``y.retain_grad()`` before backward if that gradient is really wanted, or read the leaf's
-    ``.grad``. Reported only when the file shows the tensor is computed from one that requires grad, and it
+    ``.grad``. The classic case: ``w = torch.rand(10, requires_grad=True).cuda()`` names the GPU copy, not the
+    leaf. Reported only when the file shows the tensor is computed from one that requires grad (a CPU float32
+    factory moved by ``.cuda()``/``.to('cuda')``/``.double()`` is a copy; ``.to(device)`` may not be), and it
     never calls ``retain_grad()`` on it.
     """
 
@@ -2337,6 +2355,9 @@ class NonLeafGrad(Rule):
     changes = (
         Example(
             "import torch\n\nx = torch.ones(3, requires_grad=True)\ny = x * 2\ny.sum().backward()\nprint(y.grad)\n"
+        ),
+        Example(
+            "import torch\n\nw = torch.rand(10, requires_grad=True).cuda()\nw.sum().backward()\nprint(w.grad)\n"
         ),
     )
     keeps = (

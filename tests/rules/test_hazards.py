@@ -27,7 +27,7 @@ EXPECTED = {
     "list_tensor_bad.py": {"TM603": [11, 23, 30, 36]},
     "retain_graph_bad.py": {"TM604": [14, 23, 31, 46, 74], "TM607": [66]},
     "anomaly_bad.py": {"TM605": [8, 15, 22, 26, 37]},
-    "nonleaf_grad_bad.py": {"TM606": [10, 17, 24, 31]},
+    "nonleaf_grad_bad.py": {"TM606": [10, 17, 24, 31, 38]},
     "unused_requires_grad_bad.py": {"TM607": [27, 42, 49, 55, 62]},
     "typo_bad.py": {"TM608": [6, 12, 17]},
 }
@@ -211,7 +211,8 @@ def test_anomaly_detection_stays_on():
 
 def test_non_leaf_grad_is_none_with_a_warning():
     module = load(CASES / "nonleaf_grad_bad.py")
-    for function in (module.doubled, module.viewed, module.module_output, module.matrix_product):
+    for function in (module.doubled, module.viewed, module.module_output, module.matrix_product,
+                     module.converted_leaf):
         with pytest.warns(UserWarning, match="not a leaf Tensor"):
             result = function()
         grads = result if isinstance(result, tuple) else (None, result)

@@ -29,3 +29,10 @@ def matrix_product():
     z = torch.mm(a, torch.randn(2, 2))
     z.sum().backward()
     return a.grad, z.grad  # TM606
+
+
+def converted_leaf():
+    """The classic: the converted copy is what the name holds, and it is not a leaf."""
+    w = torch.randn(3, requires_grad=True).double()
+    (w * 2).sum().backward()
+    return w.grad  # TM606

@@ -60,6 +60,14 @@ def reassigned_leaf():
     return h.grad
 
 
+def created_where_needed(device="cpu"):
+    w = torch.randn(3, dtype=torch.float64, device=device, requires_grad=True)
+    v = torch.randn(3, requires_grad=True).float()
+    (w * 2).sum().backward()
+    (v * 2).sum().backward()
+    return w.grad, v.grad
+
+
 def main():
     inspect_parameters()
     leaves()
@@ -67,6 +75,7 @@ def main():
     adversarial(nn.Linear(4, 3), torch.randn(2, 4), torch.tensor([0, 2]))
     hooked()
     reassigned_leaf()
+    created_where_needed()
 
 
 if __name__ == "__main__":
