@@ -101,7 +101,7 @@ AUTOGRAD_CALLS = frozenset({"torch.autograd.backward", "torch.autograd.grad"})
 DETECT_ANOMALY = frozenset({"torch.autograd.detect_anomaly", "torch.autograd.anomaly_mode.detect_anomaly"})
 SET_DETECT_ANOMALY = frozenset({"torch.autograd.set_detect_anomaly",
                                 "torch.autograd.anomaly_mode.set_detect_anomaly"})
-DEBUG_WORDS = ("debug", "anomal", "detect")
+DEBUG_WORDS = ("debug", "anomal", "detect", "check", "verify")
 # Calls that differentiate with respect to what they are given (inputs, not only parameters).
 INPUT_GRADIENTS = ("torch.autograd.grad", "torch.autograd.functional", "torch.func")
 # Calls that read or apply gradients of what they are given.
@@ -2152,7 +2152,8 @@ class _GraphOrigin:
         return result
 
     def _within_region(self, node: cst.CSTNode) -> bool:
-        current = node
+        """Inside the region's body (the loop's own target takes its values from before the loop)."""
+        current = self.facts.parent.get(id(node))
         while current is not None:
             if current is self.region:
                 return not isinstance(self.region, (cst.FunctionDef, cst.Module))

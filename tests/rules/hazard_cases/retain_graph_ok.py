@@ -149,6 +149,15 @@ def microbatches(clipping=1.0):
     return saved
 
 
+def outputs_and_grads(fn, inputs):
+    """Every output of one forward, back-propagated in turn."""
+    outs = fn(*inputs)
+    for out in outs:
+        if out.requires_grad:
+            out.sum().backward(retain_graph=True)
+    return [x.grad for x in inputs]
+
+
 def main():
     actor_critic()
     gan_shared_fake()
@@ -160,6 +169,7 @@ def main():
     configurable(True)
     per_output_gradients()
     microbatches()
+    outputs_and_grads(lambda x: (x * 2, x ** 2), [torch.ones(2, requires_grad=True)])
 
 
 if __name__ == "__main__":
