@@ -23,6 +23,7 @@ import sys
 import threading
 import traceback
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
@@ -265,6 +266,8 @@ def _on_big_stack(function: Callable, *args, **kwargs):
     outcome: dict = {}
 
     def call() -> None:
+        if hasattr(signal, "pthread_sigmask"):  # signals go to the main thread, which is waiting to take them
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
         try:
             outcome["value"] = function(*args, **kwargs)
         except BaseException as error:  # re-raised in the caller's thread
@@ -495,7 +498,8 @@ def run(
     files that a killed run left next to the files are removed first.
 
     SIGINT/SIGTERM raise ``Interrupted`` once the files being written are
-    done; the other files are not touched.
+    done; the other files are not touched. If a worker dies, the files it had
+    not returned get an internal error.
     """
     if options.mode == WRITE:
         for directory in sorted({real.parent for _, real in files}):
@@ -538,6 +542,13 @@ def run(
                     cache.put(result.digest, result.findings)
                 if progress:
                     progress()
+        except BrokenProcessPool:  # a worker died (a crash in native code): say so for every file left
+            for index in pending:
+                if results[index] is None:
+                    shown = files[index][0]
+                    results[index] = FileResult(str(shown), error=f"{shown}:1:1: internal error: a worker process "
+                                                f"died, file not processed (`-j 1` names the file that kills it)",
+                                                internal=True)
         except BaseException:
             if pool is not None:
                 stop.set()  # each worker finishes the file in hand and skips the rest

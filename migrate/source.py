@@ -136,19 +136,16 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def remove_stale_temps(directory: Path) -> int:
-    """Delete the temporary files in ``directory`` that a killed ``atomic_write`` left; how many."""
-    removed = 0
+def remove_stale_temps(directory: Path) -> None:
+    """Delete the temporary files in ``directory`` that a killed ``atomic_write`` left behind."""
     try:
         entries = list(os.scandir(directory))
     except OSError:
-        return 0
+        return
     for entry in entries:
         match = _STALE.fullmatch(entry.name)
         if match and not _alive(int(match.group(1))):
             try:
                 os.unlink(entry.path)
-                removed += 1
             except OSError:
                 pass  # gone already, or not ours to delete
-    return removed

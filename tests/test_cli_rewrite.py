@@ -47,7 +47,13 @@ def contents(root: Path) -> dict:
     return {name: (root / name).read_bytes() for name in FILES}
 
 
-def test_rewrites_in_place_and_summarises(tree):
+def test_check_then_rewrite_in_place_then_nothing_is_left(tree):
+    before = contents(tree)
+    result = torch_migrate("rewrite", "--check", ".", cwd=tree)
+    assert result.returncode == 1
+    assert sorted(re.findall(r"^would rewrite (.*)$", result.stdout, re.M)) == sorted(set(FILES) - {"clean.py"})
+    assert contents(tree) == before
+
     result = torch_migrate("rewrite", ".", cwd=tree)
     assert result.returncode == 0, result.stderr
     for name, text in FILES.items():
@@ -57,17 +63,22 @@ def test_rewrites_in_place_and_summarises(tree):
     listed = ", ".join(f"{code} x{count}" for code, count in sorted(fixes.items()))
     assert f"rewrote 4 of 5 files; {sum(fixes.values())} fixes ({listed})" in result.stderr
 
+    after = contents(tree)
+    result = torch_migrate("rewrite", ".", cwd=tree)
+    assert result.returncode == 0 and "rewrote 0 of 5 files" in result.stderr, result.stderr
+    assert contents(tree) == after
+    assert torch_migrate("rewrite", "--check", ".", cwd=tree).returncode == 0
 
-@pytest.mark.parametrize("flag", ["--diff", "--dry-run"])
-def test_diff_writes_nothing_and_applies_with_git_apply_and_patch(tree, tmp_path_factory, flag):
+
+def test_diff_writes_nothing_and_applies_with_git_apply_and_patch(tree, tmp_path_factory):
     before = contents(tree)
-    result = torch_migrate("rewrite", flag, ".", cwd=tree)
+    result = torch_migrate("rewrite", "--diff", ".", cwd=tree)
     assert result.returncode == 0, result.stderr
+    assert torch_migrate("rewrite", "--dry-run", ".", cwd=tree).stdout == result.stdout
     assert contents(tree) == before
     headers = re.findall(r"^(---|\+\+\+) (.*?)\t?$", result.stdout, re.M)
     assert sorted(headers) == sorted((sign, f"{side}/{name}") for name in set(FILES) - {"clean.py"}
                                      for sign, side in (("---", "a"), ("+++", "b")))
-    torch_migrate("rewrite", ".", cwd=tree)
     for tool in (["git", "apply", "-"], ["patch", "-p1", "--quiet"]):
         copy = tmp_path_factory.mktemp("copy")
         for name, data in before.items():
@@ -75,22 +86,13 @@ def test_diff_writes_nothing_and_applies_with_git_apply_and_patch(tree, tmp_path
             (copy / name).write_bytes(data)
         applied = subprocess.run(tool, cwd=copy, input=result.stdout.encode(), capture_output=True)
         assert applied.returncode == 0, applied.stderr
-        assert contents(copy) == contents(tree), tool[0]
+        for name, text in FILES.items():
+            assert (copy / name).read_bytes().decode() == expected(text), (tool[0], name)
 
 
 def test_diff_names_absolute_paths_as_given(tree):
     result = torch_migrate("rewrite", "--diff", str(tree / "train.py"), cwd=tree)
     assert f"--- {tree / 'train.py'}\n+++ {tree / 'train.py'}\n" in result.stdout
-
-
-def test_check_exits_1_while_files_would_change_then_0(tree):
-    before = contents(tree)
-    result = torch_migrate("rewrite", "--check", ".", cwd=tree)
-    assert result.returncode == 1
-    assert sorted(re.findall(r"^would rewrite (.*)$", result.stdout, re.M)) == sorted(set(FILES) - {"clean.py"})
-    assert contents(tree) == before
-    assert torch_migrate("rewrite", ".", cwd=tree).returncode == 0
-    assert torch_migrate("rewrite", "--check", ".", cwd=tree).returncode == 0
 
 
 def test_select_and_ignore(tree):
@@ -103,37 +105,42 @@ def test_select_and_ignore(tree):
     assert applied != "none" and not re.search(r"TM[456]", applied), applied
 
 
-def test_jobs_give_the_same_result_as_one_process(tmp_path):
-    """40 files: enough for `-j 2` to start a pool."""
-    for jobs in ("1", "2"):
-        root = tmp_path / jobs
-        for index in range(40):
-            (root / f"m{index // 10}").mkdir(parents=True, exist_ok=True)
-            (root / f"m{index // 10}" / f"f{index}.py").write_text(LEGACY + f"n = {index}\n")
-        result = torch_migrate("rewrite", "-j", jobs, ".", cwd=root)
-        assert result.returncode == 0 and "rewrote 40 of 40 files" in result.stderr, result.stderr
-    for path in (tmp_path / "1").rglob("*.py"):
-        assert path.read_bytes() == (tmp_path / "2" / path.relative_to(tmp_path / "1")).read_bytes()
+def test_jobs_2_gives_what_one_process_gives(tmp_path):
+    """40 files: enough for `-j 2` to start a pool; each must be what the rules make of it in-process."""
+    for index in range(40):
+        (tmp_path / f"m{index // 10}").mkdir(exist_ok=True)
+        (tmp_path / f"m{index // 10}" / f"f{index}.py").write_text(LEGACY + f"n = {index}\n")
+    result = torch_migrate("rewrite", "-j", "2", ".", cwd=tmp_path)
+    assert result.returncode == 0 and "rewrote 40 of 40 files" in result.stderr, result.stderr
+    for path in tmp_path.rglob("*.py"):
         assert path.read_text() == expected(LEGACY + f"n = {path.stem[1:]}\n")
 
 
-def test_a_second_run_changes_nothing(tree):
-    torch_migrate("rewrite", ".", cwd=tree)
-    after = contents(tree)
-    result = torch_migrate("rewrite", ".", cwd=tree)
-    assert result.returncode == 0 and "rewrote 0 of 5 files" in result.stderr, result.stderr
-    assert contents(tree) == after
+def with_rule(name: str) -> str:
+    """An entry point that adds ``test_io.<name>`` to the registry, then runs the command line."""
+    return (f"import sys; sys.path.insert(0, {str(TESTS)!r}); import codemods, test_io; "
+            f"codemods.ALL_RULES.append(test_io.{name}); sys.argv[0] = 'torch-migrate'; "
+            "from migrate.cli import main; main()")
 
 
 def test_a_rule_that_breaks_code_is_an_internal_error_exit_4(tree):
     """A rule added to the registry that turns a statement into `return`: the file stays as it was."""
-    script = (f"import sys; sys.path.insert(0, {str(TESTS)!r}); import codemods; "
-              "from test_io import ReturnAtTopLevel; codemods.ALL_RULES.append(ReturnAtTopLevel); "
-              "sys.argv[0] = 'torch-migrate'; from migrate.cli import main; main()")
     (tree / "step.py").write_text("import torch\nopt.step()\n")
-    result = torch_migrate("rewrite", ".", cwd=tree, script=script)
+    result = torch_migrate("rewrite", ".", cwd=tree, script=with_rule("ReturnAtTopLevel"))
     assert result.returncode == 4, result.stderr
     assert re.search(r"^step\.py:2:1: internal error: TM992 produced code that does not compile "
                      r"\('return' outside function\); file left untouched$", result.stderr, re.M)
     assert (tree / "step.py").read_text() == "import torch\nopt.step()\n"
     assert (tree / "train.py").read_text() == expected(FILES["train.py"])
+
+
+def test_a_worker_that_dies_is_reported_for_its_files_and_the_run_ends(tmp_path):
+    """A rule that crashes its process (a segfault in native code) under `-j 2`: exit 4, nothing half-written."""
+    for index in range(24):
+        (tmp_path / f"f{index:02d}.py").write_text(LEGACY + ("segfault_here()\n" if index == 12 else ""))
+    result = torch_migrate("rewrite", "-j", "2", ".", cwd=tmp_path, script=with_rule("Segfault"))
+    assert result.returncode == 4, result.stderr
+    assert re.search(r"^f12\.py:1:1: internal error: a worker process died", result.stderr, re.M)
+    for path in tmp_path.glob("*.py"):
+        assert path.read_text() in (LEGACY + ("segfault_here()\n" if path.name == "f12.py" else ""),
+                                    expected(LEGACY)), path

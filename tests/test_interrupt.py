@@ -31,7 +31,7 @@ VARIANTS = (
 )
 OLD = tuple(text + "FILE_ID = 0\n" for text in VARIANTS)
 FILES = 200
-TRIALS = 3  # per signal, each on a fresh tree
+TRIALS = 2  # per signal, each on a fresh tree
 
 
 @pytest.fixture(scope="module")
