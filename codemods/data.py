@@ -39,6 +39,11 @@ _PENDING = "pending"  # a binding that refers to itself (`total = total + x`)
 # Methods that reduce over every element; value: positional arguments that still do (`norm(2)`).
 FULL_REDUCTIONS = {"sum": 0, "mean": 0, "prod": 0, "std": 0, "var": 0, "max": 0, "min": 0, "median": 0,
                    "norm": 1, "dot": 1, "dist": 2, "trace": 0}
+# `x.sum(0)` of a 1-dim `x` (`.view(-1)`, `.reshape(-1)`, `.flatten()`) reduces over every element too.
+DIM_REDUCTIONS = frozenset({"sum", "mean", "prod"})
+# Methods that keep a 1-dim tensor 1-dim (and its values free of a graph when they were).
+ELEMENTWISE = frozenset({"cuda", "cpu", "to", "float", "double", "half", "type", "long", "int", "byte", "bool",
+                         "detach", "clone", "contiguous", "abs", "neg", "exp", "log", "sqrt"})
 # Methods that keep a 1-element tensor 1-element (and a loss function a loss function, for moves).
 MOVES = frozenset({"cuda", "cpu", "to", "float", "double", "half", "type"})
 SCALAR_PRESERVING = MOVES | {"detach", "clone", "squeeze", "contiguous", "exp", "log", "sqrt", "abs", "neg",
@@ -111,6 +116,19 @@ def _full_reduction(call: cst.Call, name: Optional[str] = None, extra: int = 0) 
     if set(_keywords(call)) & {"dim", "axis", "keepdim"}:
         return False
     return len(_positional(call)) <= FULL_REDUCTIONS[name] + extra
+
+
+def _first_dim_reduction(call: cst.Call, extra: int = 0) -> bool:
+    """``x.sum(0)``, ``x.mean(dim=-1)`` (``torch.sum(x, 0)`` with ``extra=1``): along dimension 0, no keepdim."""
+    if any(a.star for a in call.args) or set(_keywords(call)) - {"dim"}:
+        return False
+    dims = [a.value for a in _positional(call)[extra:]] + [a.value for a in call.args if a.keyword is not None]
+    return len(dims) == 1 and (_minus_one(dims[0]) or isinstance(dims[0], cst.Integer) and dims[0].value == "0")
+
+
+def _minus_one(node: cst.CSTNode) -> bool:
+    return (isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)
+            and isinstance(node.expression, cst.Integer) and node.expression.value == "1")
 
 
 def _index_value(sub: cst.Subscript) -> Optional[int]:
@@ -397,6 +415,11 @@ class _Analysis:
             if (_index_value(node) == 0 and isinstance(value, cst.Attribute) and value.attr.value == "data"
                     and self.kind(value.value, scope, depth) == SCALAR):
                 return NUMBER  # `loss.data[0]`
+            index = _index_value(node)
+            if index is not None and isinstance(value, (cst.Call, cst.Tuple, cst.List)):
+                element = self._element_kind(value, index, scope, depth)
+                if element is not None:
+                    return element  # `accuracy(output, target)[0]`
             inner = self.kind(value, scope, depth)
             return inner if inner in (SCALAR, TENSOR) else None
         if isinstance(node, cst.BinaryOperation):
@@ -455,18 +478,57 @@ class _Analysis:
         return None
 
     def _element_kind(self, expr: cst.CSTNode, index: int, scope: _Scope, depth: int) -> Optional[str]:
-        """Element ``index`` of a tuple literal, or of what a function of this file returns as tuples."""
-        if isinstance(expr, cst.Tuple):
-            return self.kind(expr.elements[index].value, scope, depth) if index < len(expr.elements) else None
-        if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name)):
+        """Element ``index`` of a tuple/list literal, or of what a function of this file returns."""
+        sources = self.element_sources(expr, index, scope)
+        return _combine([self.kind(e, s, depth) for e, s in sources]) if sources else None
+
+    def element_sources(self, expr: cst.CSTNode, index: int, scope: _Scope, depth: int = 0):
+        """The expressions (with their scopes) element ``index`` of ``expr`` can come from, or ``None``.
+
+        ``expr`` is a tuple/list literal, or a call of a function of this file whose every
+        ``return`` is such a literal or a local list only filled by ``append`` (``res = []`` ...
+        ``res.append(v)`` ... ``return res``: every element is one of the appended values)."""
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            elements = expr.elements
+            if any(isinstance(e, cst.StarredElement) for e in elements) or index >= len(elements):
+                return None
+            return [(elements[index].value, scope)]
+        if depth > 2 or not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name)):
             return None
         _, bindings = self.lookup(expr.func.value, scope)
         if not bindings or len(bindings) != 1 or bindings[0][0] != "def":
             return None
-        returns = self.scopes[id(bindings[0][1])]
-        if not returns.returns or not all(isinstance(r, cst.Tuple) for r in returns.returns):
+        fdef = bindings[0][1]
+        body = self.scopes[id(fdef)]
+        sources = []
+        for value in body.returns or [None]:
+            found = (self.element_sources(value, index, body, depth + 1) if isinstance(value, (cst.Tuple, cst.List))
+                     else self._appended(fdef, body, value))
+            if not found:
+                return None
+            sources.extend(found)
+        return sources
+
+    def _appended(self, fdef: cst.FunctionDef, body: _Scope, value: Optional[cst.CSTNode]):
+        """The values a local list ``value`` (a name) is built from: literal elements and ``append`` arguments."""
+        if not isinstance(value, cst.Name):
             return None
-        return _combine([self._element_kind(r, index, returns, depth) for r in returns.returns])
+        name = value.value
+        bindings = body.bindings.get(name, ())
+        if not bindings or body.uses.get(name, set()) - {"append"} or name in body.passed or not all(
+                kind == "assign" and isinstance(v, cst.List) for kind, v in bindings):
+            return None
+        if any(isinstance(e, cst.StarredElement) for _, v in bindings for e in v.elements):
+            return None
+        sources = [(e.value, body) for _, v in bindings for e in v.elements]
+        for node in walk(fdef.body):
+            if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                    and node.func.attr.value == "append" and isinstance(node.func.value, cst.Name)
+                    and node.func.value.value == name):
+                if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
+                    return None
+                sources.append((node.args[0].value, body))
+        return sources or None
 
     def _attribute_kind(self, node: cst.Attribute, scope: _Scope, depth: int) -> Optional[str]:
         attr, receiver = node.attr.value, node.value
@@ -537,7 +599,9 @@ class _Analysis:
             return SCALAR
         if inner in (LOSS_FN, MODULE) and method in MOVES:
             return inner  # `criterion = nn.CrossEntropyLoss().cuda()`
-        if inner == SCALAR and method in SCALAR_PRESERVING:
+        if method in DIM_REDUCTIONS and _first_dim_reduction(node) and self.one_dim(receiver, scope):
+            return SCALAR  # `correct[:k].view(-1).float().sum(0)`
+        if inner == SCALAR and (method in SCALAR_PRESERVING or _inplace_name(method)):
             return SCALAR
         if inner in (SCALAR, TENSOR):
             return OTHER if method in ("tolist", "numpy", "size") else TENSOR
@@ -560,7 +624,11 @@ class _Analysis:
             return SCALAR if args and self.kind(args[0].value, scope, depth) == SCALAR else TENSOR
         if module == "torch":
             if name in FULL_REDUCTIONS:
-                return SCALAR if _full_reduction(node, name, extra=1) else TENSOR
+                args = _positional(node)
+                whole = _full_reduction(node, name, extra=1) or (
+                    name in DIM_REDUCTIONS and _first_dim_reduction(node, extra=1)
+                    and bool(args) and self.one_dim(args[0].value, scope))
+                return SCALAR if whole else TENSOR
             if name in TORCH_NOT_TENSORS or name.startswith(("is_", "set_", "get_")):
                 return OTHER
             return TENSOR
@@ -571,6 +639,75 @@ class _Analysis:
         if qualified.split(".")[0] in NON_TORCH_LIBRARIES or qualified.startswith("torch.utils."):
             return OTHER
         return None
+
+    def one_dim(self, node: cst.CSTNode, scope: _Scope, depth: int = 0) -> bool:
+        """``x.view(-1)``, ``x.reshape(-1)``, ``x.flatten()`` (through casts, moves, a name bound only to one)."""
+        if depth > 4:
+            return False
+        if isinstance(node, cst.Attribute) and node.attr.value == "data":
+            return self.one_dim(node.value, scope, depth + 1)
+        if isinstance(node, cst.Name):
+            found, bindings = self.lookup(node.value, scope)
+            return bool(bindings) and all(kind == "assign" and self.one_dim(value, found, depth + 1)
+                                          for kind, value in bindings)
+        if not isinstance(node, cst.Call):
+            return False
+        func, args = node.func, node.args
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in ("view", "reshape"):
+                return len(args) == 1 and args[0].keyword is None and _minus_one(args[0].value)
+            if method == "flatten":
+                return not args
+            return method in ELEMENTWISE and self.one_dim(func.value, scope, depth + 1)
+        qualified = self.ctx.qualname(func) if isinstance(func, cst.Name) else None
+        return qualified == "torch.flatten" and len(args) == 1 and args[0].keyword is None
+
+    def graphless(self, node: cst.CSTNode, scope: _Scope, depth: int = 0) -> bool:
+        """``node`` is a tensor of 0.3 (not a Variable): it comes from ``.data``, ``.detach()`` or a
+        comparison through methods, indexing and arithmetic with numbers (followed through names,
+        tuple unpacking and the lists functions of this file return)."""
+        if depth > 12:
+            return False
+        if _comparison(node):
+            return True
+        if isinstance(node, cst.Attribute):
+            return node.attr.value == "data"
+        if isinstance(node, cst.Subscript):
+            index = _index_value(node)
+            sources = None if index is None else self.element_sources(node.value, index, scope)
+            if sources:
+                return all(self.graphless(e, s, depth + 1) for e, s in sources)
+            return self.graphless(node.value, scope, depth + 1)
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, ARITHMETIC):
+            return self._graphless_operands([node.left, node.right], scope, depth)
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            args = [a.value for a in node.args]
+            if node.func.attr.value == "detach":
+                return True
+            if (self.ctx.qualname(node.func) or "").startswith("torch."):
+                return self._graphless_operands(args, scope, depth)  # `torch.sum(x.data, 0)`
+            return self._graphless_operands([node.func.value, *args], scope, depth)
+        if not isinstance(node, cst.Name):
+            return False
+        found, bindings = self.lookup(node.value, scope)
+        if not bindings:
+            return False
+        for kind, value in bindings:
+            if kind == "assign":
+                sources = [(value, found)]
+            elif kind == "unpack" and value is not None:
+                sources = self.element_sources(*value, found)
+            else:
+                return False
+            if not sources or not all(self.graphless(e, s, depth + 1) for e, s in sources):
+                return False
+        return True
+
+    def _graphless_operands(self, operands: List[cst.CSTNode], scope: _Scope, depth: int) -> bool:
+        """At least one graph-free tensor, and the rest numbers or graph-free tensors."""
+        free = [self.kind(n, scope) != NUMBER for n in operands]
+        return any(free) and all(self.graphless(n, scope, depth + 1) for n, f in zip(operands, free) if f)
 
     def _loss_name(self, name: str) -> bool:
         """A parameter named like a module-level loss (``criterion``) that is only ever bound to losses."""
@@ -1161,6 +1298,14 @@ class _DataSiteRule(Rule):
             self.report(site.node, site.message, site.fix, unsafe=site.unsafe)
 
 
+ACCURACY = ("import torch\n\n\ndef accuracy(output, target, topk=(1,)):\n"
+            "    _, pred = output.topk(max(topk), 1, True, True)\n"
+            "    correct = pred.t().eq(target.view(1, -1).expand_as(pred.t()))\n    res = []\n    for k in topk:\n"
+            "        correct_k = correct[:k].view(-1).float().sum(0)\n"
+            "        res.append(correct_k.mul_(100.0 / target.size(0)))\n    return res\n\n\n"
+            "prec1, prec5 = accuracy(output.data, target, topk=(1, 5))\ntop1.update(prec1[0], n)\n")
+
+
 class DataIndexZero(_DataSiteRule):
     """``loss.data[0]`` was how 0.3 read a loss: a 1-element 1-dim tensor's only element, a Python
     number. Since 0.4 a loss is 0-dim and ``[0]`` raises IndexError; ``loss.item()`` gives the same
@@ -1169,12 +1314,16 @@ class DataIndexZero(_DataSiteRule):
     without a gradient, a function of the file that returns one). Otherwise ``x.data[0]`` may be a
     first element or a first row: it is reported, with ``x.item()`` as an unsafe fix (``.item()``
     raises on more than one element rather than guessing); ``x.data[0].numpy()``-style row reads
-    are left to TM303."""
+    are left to TM303. The same holds without ``.data`` for a 0.3 *tensor* (not a Variable:
+    there ``x[0]`` was a 1-element Variable) that is provably one value, e.g. the ImageNet
+    ``accuracy`` helper's ``correct[:k].view(-1).float().sum(0)``, followed through ``mul_``,
+    arithmetic, the list a function returns and tuple unpacking: ``prec1[0]`` becomes
+    ``prec1.item()``."""
 
     code = "TM301"
     name = "data-index-zero"
     summary = "`loss.data[0]` (IndexError on a 0-dim loss) becomes `loss.item()` where the value is provably one number"
-    triggers = (".data",)
+    triggers = (".data", "sum(", "mean(", "prod(")
     changes = (
         Example("import torch.nn.functional as F\n\nloss = F.nll_loss(output, target)\n"
                 "print('loss {:.6f}'.format(loss.data[0]))\n",
@@ -1196,13 +1345,35 @@ class DataIndexZero(_DataSiteRule):
                 "m = torch.sum(x ** 2)\nprint(err.item(), m.item(), (-0.5 * m).cpu().item())\n"),
         Example("import torch\n\nh = model(x)\nprint(h.data[0])\n", "import torch\n\nh = model(x)\nprint(h.item())\n",
                 unsafe=True),
+        Example(ACCURACY, ACCURACY.replace("prec1[0]", "prec1.item()")),
+        Example("import torch\n\nacc = torch.sum((pred == y).data.view(-1), dim=0).float() / 64\nprint(acc[0])\n",
+                "import torch\n\nacc = torch.sum((pred == y).data.view(-1), dim=0).float() / 64\nprint(acc.item())\n"),
     )
     keeps = (
+        ACCURACY.replace("sum(0)", "sum(0, keepdim=True)"),  # 1-dim: `[0]` still works
+        ACCURACY.replace("prec1, prec5 =", "prec1 ="),  # `prec1[0]`: the list's first element
+        "import torch\nx = torch.randn(5)\ntotal = x.view(-1).sum(0)\nprint(total[0])\n",  # a graph in 0.3
         "out = model(x)\nimg = out.data[0].numpy()\n",  # the first image: a row read (TM303)
         "batch = dataset.data[0]\n",  # a dataset's `.data`, not a tensor's
         "import torch.nn.functional as F\nlosses = F.nll_loss(out, t, reduce=False)\nfirst = losses.data[0][1]\n",
         "value = loss.item()\n",
     )
+
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        """``prec1[0]`` of a 0.3 tensor that holds one value (no ``.data``: those are the sites' work)."""
+        value = node.value
+        if _index_value(node) != 0 or (isinstance(value, cst.Attribute) and value.attr.value == "data"):
+            return
+        ancestors = self.ctx.ancestors
+        if _tensor_context(node, ancestors[-2]) or _written(ancestors):
+            return
+        analysis = _analysis(self.ctx)
+        scope = analysis.scope_for(ancestors)
+        if analysis.kind(value, scope) == SCALAR and analysis.graphless(value, scope):
+            name = _code(value)
+            self.report(node, f"`{name}` holds one value (a 1-dim tensor in 0.3, 0-dim now): `{name}[0]` raises "
+                              f"IndexError; `{name}.item()` is the Python number it gave", _fix_item)
 
 
 class LegacyPythonNumbers(_DataSiteRule):

@@ -140,6 +140,98 @@ def test_item_gives_the_number_that_data_index_zero_gave_in_0_3():
         execute(source)  # the legacy line on current torch
 
 
+IMAGENET_ACCURACY = """
+def accuracy(output, target, topk=(1,)):
+    maxk = max(topk)
+    batch_size = target.size(0)
+    _, pred = output.topk(maxk, 1, True, True)
+    pred = pred.t()
+    correct = pred.eq(target.view(1, -1).expand_as(pred))
+    res = []
+    for k in topk:
+        correct_k = correct[:k].view(-1).float().sum(0)
+        res.append(correct_k.mul_(100.0 / batch_size))
+    return res
+
+torch.manual_seed(0)
+output = torch.autograd.Variable(torch.randn(64, 10), requires_grad=True) * 2
+target = torch.randint(0, 10, (64,))
+prec1, prec5 = accuracy(output.data, target, topk=(1, 5))
+top = [prec1[0], prec5[0]]
+"""
+
+
+def test_imagenet_accuracy_index_zero_is_the_number_0_3_gave():
+    """`prec1[0]` of `correct[:k].view(-1).float().sum(0)`: a Python number in 0.3 (1-element 1-dim),
+    IndexError on the 0-dim result now; with every rule (TM511 makes `.view(-1)` `.reshape(-1)`)."""
+    source = "import torch\n" + IMAGENET_ACCURACY
+    outcome = migrate(source, rules=codemods.ALL_RULES)
+    assert "top = [prec1.item(), prec5.item()]" in outcome.text
+    assert [f.code for f in outcome.findings if f.applied and "prec" in f.message] == ["TM301", "TM301"]
+    on_current_torch = source.replace(".view(-1)", ".reshape(-1)")  # TM511's part: view of a transposed tensor
+    with pytest.raises(IndexError):
+        execute(on_current_torch)
+    # 0.3's `sum(0)` of a 1-dim tensor kept one dimension: that is `keepdim=True` today
+    legacy = execute(on_current_torch.replace("sum(0)", "sum(0, keepdim=True)"))
+    migrated = execute(outcome.text)
+    assert all(type(v) is float for v in migrated["top"])
+    assert migrated["top"] == [float(v) for v in legacy["top"]]
+    expected = [100.0 * (legacy["output"].topk(k, 1)[1] == legacy["target"][:, None]).any(1).sum().item() / 64
+                for k in (1, 5)]
+    assert migrated["top"] == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("source", [
+    # a comprehension-free list literal, `torch.sum(..., 0)`, a flattened name, `mean(dim=-1)`, arithmetic
+    """
+    import torch
+    def acc(p, t):
+        hits = (p == t).flatten()
+        return [torch.sum(hits.float(), 0) * 100.0 / t.size(0), hits.float().mean(dim=-1)]
+    a, b = acc(torch.tensor([1, 2, 3]), torch.tensor([1, 0, 3]))
+    out = (a[0], b[0])
+    """,
+    # through `.data`, a subscript of the returned list, a tuple return
+    """
+    import torch
+    x = torch.autograd.Variable(torch.tensor([1.0, 2.0, 4.0]))
+    def stats(v):
+        return v.data.view(-1).sum(0), v.data.reshape(-1).prod(-1)
+    s, p = stats(x)
+    first = stats(x)[0]
+    out = (s[0], p[0], first[0])
+    """,
+])
+def test_single_values_without_data_become_item_and_match(source):
+    outcome = migrate(source)
+    assert "[0]" not in outcome.text.split("out = ")[1]
+    legacy = execute(textwrap.dedent(source).replace("sum(0)", "sum(0, keepdim=True)")
+                     .replace("0) * 100", "0, keepdim=True) * 100").replace("dim=-1)", "dim=-1, keepdim=True)")
+                     .replace("prod(-1)", "prod(-1, keepdim=True)"))
+    migrated = execute(outcome.text)["out"]
+    assert all(type(v) is float for v in migrated)
+    assert list(migrated) == [float(v) for v in legacy["out"]]
+
+
+@pytest.mark.parametrize("source", [
+    "import torch\nx = torch.randn(3, 4)\ns = x.sum(0)\nprint(s[0])\n",  # not 1-dim: a row of sums
+    "import torch\nx = torch.randn(3)\ns = x.view(-1).sum(0, keepdim=True)\nprint(s[0])\n",  # 1-dim: works
+    "import torch\nx = torch.randn(3)\ns = x.view(3, -1).sum(0)\nprint(s[0])\n",
+    "import torch\nx = torch.randn(3)\nv = x.view(-1)\nprint(v[0])\n",  # not reduced
+    "import torch\nx = torch.randn(3)\nv = x.view(-1).cumsum(0)\nprint(v[0])\n",
+    "res = [1, 2]\nprint(res[0])\n",
+    "import torch\nm = model(x).view(-1).sum(0)\nprint(m[0])\n",  # a Variable in 0.3: `[0]` kept the graph
+    "import torch\ns = (x.data.view(-1) * w).sum(0)\nprint(s[0])\n",  # `w` may carry a graph
+    "import torch\ndef f(x):\n    r = []\n    r.append(x.data.view(-1).sum(0))\n    r.extend(g())\n"
+    "    return r\na, b = f(x)\nprint(a[0])\n",  # the list gets other values too
+    "import torch\ns = x.data.view(-1).sum(0)\ns[0] = 1\n",  # written
+])
+def test_index_zero_of_values_not_proven_single_and_graph_free_is_left(source):
+    outcome = migrate(source, rules=codemods.ALL_RULES)
+    assert "TM301" not in {f.code for f in outcome.findings}
+    assert ".item()" not in outcome.text
+
+
 def test_row_reads_are_left_to_data_read():
     outcome = migrate("out = model(x)\nimg = out.data[0].numpy()\nrow = out.data[0][1]\n")
     assert outcome.text == "out = model(x)\nimg = out.detach()[0].numpy()\nrow = out.detach()[0][1]\n"
