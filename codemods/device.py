@@ -54,6 +54,7 @@ import libcst as cst
 from codemods.base import Example, Rule
 from codemods.engine import SUPPRESSION
 from codemods.names import dotted
+from codemods.walk import child_fields, is_node
 
 # Legacy tensor type -> the ``torch`` dtype it stands for (one table for CPU and ``torch.cuda`` types).
 TENSOR_TYPES: Dict[str, str] = {
@@ -119,23 +120,41 @@ def _kwarg(name: str, value: cst.BaseExpression) -> cst.Arg:
     return cst.Arg(value, keyword=cst.Name(name), equal=_TIGHT_EQUAL)
 
 
+# Whitespace, comments and punctuation: no rule reads them through the walk, and they are most of the
+# nodes. Positions count the other nodes only (in every walk alike), so the order of those is unchanged.
+_TOKENS = frozenset(
+    cls for cls in vars(cst).values()
+    if isinstance(cls, type) and cls.__module__ in ("libcst._nodes.op", "libcst._nodes.whitespace")) | {
+    cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace,
+    cst.RightCurlyBrace, cst.Asynchronous}
+
+
+def _content(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The children of ``node`` that are not tokens, in ``codemods.walk`` order."""
+    for name in child_fields(type(node)):
+        value = getattr(node, name)
+        if type(value) in (list, tuple):
+            for item in value:
+                if is_node(item) and type(item) not in _TOKENS:
+                    yield item
+        elif is_node(value) and type(value) not in _TOKENS:
+            yield value
+
+
 def _span(node: cst.CSTNode) -> int:
-    """How many nodes ``node`` spans in pre-order (a position past it is past all of it)."""
-    count = [0]
-
-    class _Count(cst.CSTVisitor):
-        def on_visit(self, child: cst.CSTNode) -> bool:
-            count[0] += 1
-            return True
-
-    node.visit(_Count())
-    return count[0]
+    """How many positions ``node`` spans in pre-order (a position past it is past all of it)."""
+    count, stack = 0, [node]
+    while stack:
+        count += 1
+        stack.extend(_content(stack.pop()))
+    return count
 
 
 def _is_variable(name: cst.Name, parent: cst.CSTNode) -> bool:
     """A ``Name`` that denotes a variable (not ``x.name``, ``f(name=...)``)."""
-    return not ((isinstance(parent, cst.Attribute) and parent.attr is name)
-                or (isinstance(parent, cst.Arg) and parent.keyword is name))
+    parent_type = type(parent)  # exact types: ``isinstance`` with libcst's ABCs dominates the walk
+    return not ((parent_type is cst.Attribute and parent.attr is name)
+                or (parent_type is cst.Arg and parent.keyword is name))
 
 
 @dataclass(frozen=True)
@@ -174,42 +193,53 @@ class _Device:
     blank_line: bool = False
 
 
-class _Walker(cst.CSTVisitor):
-    """A pre-order walk that knows where each node is (``where()``); positions are the same in every walk."""
+class _Walker:
+    """A pre-order walk that knows where each node is (``where()``); positions are the same in every walk.
+
+    ``visit_<Node>`` handlers as in libcst, but the walk only reads (``codemods.walk``'s field order):
+    libcst's own ``visit`` rebuilds every node and costs more than the parse.
+    """
+
+    _handlers: Dict[type, Optional[Callable]] = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._handlers = {}  # node type -> this class's ``visit_<Node>`` (or None)
 
     def __init__(self):
-        super().__init__()
         self.stack: List[cst.CSTNode] = []
         self.count = 0
+        self.starts: Dict[int, int] = {}  # statement line or top-level statement -> its position
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self.stack.append(node)
+    def _visit(self, node: cst.CSTNode) -> None:
+        node_type = type(node)
+        handlers = self._handlers
+        if node_type in handlers:
+            handler = handlers[node_type]
+        else:
+            handler = handlers[node_type] = getattr(type(self), "visit_" + node_type.__name__, None)
+        stack = self.stack
+        stack.append(node)
         self.count += 1
-        handler = getattr(self, "visit_" + type(node).__name__, None)
+        if len(stack) == 2:  # a top-level statement
+            self.starts[id(node)] = self.count
         if handler is not None:
-            handler(node)
-        return True
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        self.stack.pop()
-
-    # No ``visit_<Node>_<attribute>`` handlers here: skip libcst's lookup for every field of every node.
-    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
-        pass
-
-    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
-        pass
+            handler(self, node)
+        for child in _content(node):
+            self._visit(child)
+        stack.pop()
 
     def where(self, depth: int = 0) -> _Where:
         """Where ``stack[-1 - depth]`` is."""
         stack = self.stack[: len(self.stack) - depth]
         guards, line = [], None
         for parent, child in zip(reversed(stack[:-1]), reversed(stack[1:])):
-            if isinstance(parent, (cst.If, cst.IfExp)) and child is not parent.test:
+            parent_type = type(parent)
+            if (parent_type is cst.If or parent_type is cst.IfExp) and child is not parent.test:
                 guards.append((parent, child is parent.body))
-            elif line is None and isinstance(parent, cst.SimpleStatementLine):
+            elif line is None and parent_type is cst.SimpleStatementLine:
                 line = parent
-        chain = tuple(n for n in reversed(stack[:-1]) if isinstance(n, _SCOPES))
+        chain = tuple(n for n in reversed(stack[:-1]) if type(n) in _SCOPES)
         return _Where(chain, self.count, line, tuple(guards))
 
 
@@ -220,7 +250,7 @@ class _Uses(_Walker):
         super().__init__()
         self.name = name
         self.found: List[Tuple[cst.Name, cst.CSTNode, cst.CSTNode, _Where]] = []
-        module.visit(self)
+        self._visit(module)
 
     def visit_Name(self, node: cst.Name) -> None:
         if node.value == self.name and _is_variable(node, self.stack[-2]):
@@ -251,19 +281,13 @@ class _Facts(_Walker):
         self.attributes: Set[str] = set()
         self.options: Set[str] = set()  # argparse dests ...
         self.int_options: Set[str] = set()  # ... and those with type=int
-        self.starts: Dict[int, int] = {}  # statement line or top-level statement -> its position
         self.defines_cuda = False
         self.sets_default_dtype = False
         self.sets_device = False
-        module.visit(self)
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if len(self.stack) == 1:  # a top-level statement
-            self.starts[id(node)] = self.count + 1
-        return super().on_visit(node)
+        self._visit(module)
 
     def _scope(self, skip: int = 0) -> cst.CSTNode:
-        return next(n for n in reversed(self.stack[: len(self.stack) - skip]) if isinstance(n, _SCOPES))
+        return next(n for n in reversed(self.stack[: len(self.stack) - skip]) if type(n) in _SCOPES)
 
     def _bind(self, target: cst.CSTNode, kind: str, value: Optional[cst.CSTNode] = None, scope=None) -> None:
         name = dotted(target)
@@ -276,7 +300,7 @@ class _Facts(_Walker):
         scope = scope if scope is not None else self._scope()
         self.scopes[id(scope)] = scope
         line, top, start = None, False, self.count
-        lines = [i for i, n in enumerate(self.stack) if isinstance(n, cst.SimpleStatementLine)]
+        lines = [i for i, n in enumerate(self.stack) if type(n) is cst.SimpleStatementLine]
         if lines and kind == "assign":
             at = lines[-1]
             line = self.stack[at]
