@@ -980,7 +980,7 @@ class _Flow:
         if isinstance(small, cst.Assign):
             self._scan(small.value, env, record)
             for target in small.targets:
-                self._scan_target(target.target, env, record, small)
+                self._scan_target(target.target, env, record)
             value = self.ev(small.value, env)
             for target in small.targets:
                 self._assign(target.target, value, env, small.value)
@@ -992,7 +992,7 @@ class _Flow:
                 self._assign(small.target, self.ev(small.value, env), env, small.value)
         elif isinstance(small, cst.AugAssign):
             self._scan(small.value, env, record)
-            self._scan_target(small.target, env, record, small, augmented=True)
+            self._scan_target(small.target, env, record, augmented=True)
         elif isinstance(small, cst.Expr):
             self._scan(small.value, env, record)
             self._effects(small.value, env)
@@ -1052,14 +1052,13 @@ class _Flow:
                 del env[key]
 
     # -- expressions: events -------------------------------------------------------------
-    def _scan_target(self, target: cst.CSTNode, env: Env, record: bool, stmt: cst.CSTNode,
-                     augmented: bool = False) -> None:
+    def _scan_target(self, target: cst.CSTNode, env: Env, record: bool, augmented: bool = False) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
-                self._scan_target(element.value, env, record, stmt)
+                self._scan_target(element.value, env, record)
             return
         if isinstance(target, cst.StarredElement):
-            self._scan_target(target.value, env, record, stmt)
+            self._scan_target(target.value, env, record)
             return
         if isinstance(target, cst.Subscript):
             self._scan(target.value, env, record)
@@ -1671,6 +1670,8 @@ class RecurrentStateNotDetached(Rule):
     kind = "hazard"
     triggers = ("backward", "def forward")
     changes = (
+        Example("import torch.nn as nn\n\nrnn = nn.GRU(4, 8)\nh = None\nfor x in data:\n    out, h = rnn(x, h)\n"
+                "    out.sum().backward()\n"),
         Example(
             "import torch\nimport torch.nn as nn\n\n\nclass Cell(nn.Module):\n"
             "    def __init__(self):\n        super().__init__()\n"
@@ -1683,11 +1684,6 @@ class RecurrentStateNotDetached(Rule):
             "    def forward(self, x):\n        out = torch.tanh(x + torch.mm(self.hx, self.W))\n"
             "        self.hx = out.detach()\n        return out\n",
             unsafe=True,
-        ),
-        Example(
-            "import torch.nn as nn\n\nrnn = nn.LSTM(4, 8)\nhidden = None\nfor x, y in data:\n"
-            "    output, hidden = rnn(x, hidden)\n    loss = (output - y).pow(2).mean()\n"
-            "    loss.backward()\n"
         ),
     )
     keeps = (
