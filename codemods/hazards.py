@@ -1750,7 +1750,7 @@ class RecurrentStateNotDetached(Rule):
             external = [t for t in facts.attr_stores.get(attr, ()) if not (
                 isinstance(t.value, cst.Name) and facts.class_of.get(id(_function_of(facts, t))) is not None
                 and t.value.value == _self_name(_function_of(facts, t)))]
-            if not outside or external:
+            if not outside or external or _resettable(facts, cls_name, bindings):
                 continue
             results = []
             for value, method in outside:
@@ -1775,6 +1775,19 @@ class RecurrentStateNotDetached(Rule):
                     break
             if results:
                 yield from results
+
+
+def _resettable(facts: _File, cls_name: str, bindings) -> bool:
+    """The class offers its callers a way to reset the state: a ``reset*``/``init_hidden``-like method, or
+    the state is built by one of its methods (``self.hidden = self.init_hidden()``, reused as
+    ``model.hidden = model.init_hidden()`` in a training script elsewhere)."""
+    methods = facts.class_methods(cls_name)
+    if any("reset" in m.lower() or ("init" in m.lower() and ("hidden" in m.lower() or "state" in m.lower()))
+           for m in methods):
+        return True
+    return any(isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+               and dotted(value.func.value) == _self_name(method) and value.func.attr.value in methods
+               for value, method in bindings)
 
 
 def _function_of(facts: _File, node: cst.CSTNode) -> Optional[cst.FunctionDef]:

@@ -358,6 +358,42 @@ def seq2seq_teacher_forcing(steps=2):
         optimizer.step()
 
 
+class LSTMTagger(nn.Module):
+    """The LSTM tagger tutorial's model: its training loop (often in another file) sets
+    `model.hidden = model.init_hidden()` before every sentence."""
+
+    def __init__(self, vocab=10, dim=4, tags=3):
+        super(LSTMTagger, self).__init__()
+        self.embeddings = nn.Embedding(vocab, dim)
+        self.lstm = nn.LSTM(dim, dim)
+        self.hidden2tag = nn.Linear(dim, tags)
+        self.hidden = self.init_hidden()
+
+    def init_hidden(self):
+        return (torch.zeros(1, 1, 4), torch.zeros(1, 1, 4))
+
+    def forward(self, sentence):
+        embeds = self.embeddings(sentence)
+        lstm_out, self.hidden = self.lstm(embeds.view(len(sentence), 1, -1), self.hidden)
+        return F.log_softmax(self.hidden2tag(lstm_out.view(len(sentence), -1)), dim=1)
+
+
+def tagger(steps=2):
+    model = LSTMTagger()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(steps):
+        model.zero_grad()
+        reset_tagger(model)
+        scores = model(torch.tensor([1, 2, 3]))
+        F.nll_loss(scores, torch.tensor([0, 1, 2])).backward()
+        optimizer.step()
+
+
+def reset_tagger(model):
+    for name in ("hidden",):
+        setattr(model, name, model.init_hidden())
+
+
 def main():
     word_language_model()
     evaluate(RNNModel(), torch.randint(0, 20, (11, 4)))
@@ -374,6 +410,7 @@ def main():
     running_losses()
     generate()
     seq2seq_teacher_forcing()
+    tagger()
 
 
 if __name__ == "__main__":
