@@ -2037,10 +2037,14 @@ class RetainGraphPatch(Rule):
             receiver = _receiver(call, facts.qualname(call.func))
             if receiver is None or self._shared(facts, call, receiver, chain):
                 continue
-            self.report(call, "`retain_graph=True` on the only backward() of this graph: it hides a graph kept from "
-                              "an earlier iteration and keeps every graph alive (memory and time grow)",
-                        hint="find what carries the graph across iterations (a tensor that should not require "
-                             "grad, a state to detach) and drop retain_graph")
+            if _enclosing_loop(facts, call, chain[0]) is not None:
+                message = ("`retain_graph=True` on the only backward() of each iteration's graph: it hides a graph "
+                           "kept from an earlier iteration and keeps every graph alive (memory and time grow)")
+            else:
+                message = ("`retain_graph=True` on the only backward() of this graph: nothing back-propagates "
+                           "through it again, it only keeps the graph's buffers alive")
+            self.report(call, message, hint="find what carries a graph across iterations (a tensor that should "
+                                            "not require grad, a state to detach) and drop retain_graph")
 
     def _shared(self, facts: _File, call: cst.Call, receiver: cst.CSTNode, chain: Chain) -> bool:
         """Whether the graph may be back-propagated again: another backward in this scope, or the loss reads
@@ -2049,12 +2053,19 @@ class RetainGraphPatch(Rule):
         for inner in _expressions(scope.body if not isinstance(scope, cst.Module) else scope):
             if isinstance(inner, cst.Call) and inner is not call and facts.runs_backward(inner):
                 return True
-        loop = facts.parent.get(id(call))
-        while loop is not None and loop is not scope and not isinstance(loop, (cst.For, cst.While)):
-            loop = facts.parent.get(id(loop))
-        region = loop if isinstance(loop, (cst.For, cst.While)) else scope
+        region = _enclosing_loop(facts, call, scope) or scope
         origin = _GraphOrigin(facts, _flow(self), chain, region)
         return any(origin.outside(name) == _GraphOrigin.GRAPH for name in origin.free_names(receiver))
+
+
+def _enclosing_loop(facts: _File, node: cst.CSTNode, scope: Scope) -> Optional[Union[cst.For, cst.While]]:
+    """The innermost loop around ``node`` within its scope."""
+    current = facts.parent.get(id(node))
+    while current is not None and current is not scope:
+        if isinstance(current, (cst.For, cst.While)):
+            return current
+        current = facts.parent.get(id(current))
+    return None
 
 
 class _GraphOrigin:
