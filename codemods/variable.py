@@ -232,9 +232,10 @@ def _scope_index(ancestors: Sequence[cst.CSTNode], functions_only: bool = False)
     """Index in ``ancestors`` of the node whose scope the last ancestor is evaluated in."""
     for index in range(len(ancestors) - 2, 0, -1):
         node, child = ancestors[index], ancestors[index + 1]
-        if isinstance(node, _SCOPES) and child is node.body:
+        node_type = type(node)  # exact types: ``isinstance`` with libcst's ABCs is slow on every node
+        if node_type in _SCOPES and child is node.body:
             return index
-        if not functions_only and isinstance(node, _COMPREHENSIONS) and not (
+        if not functions_only and node_type in _COMPREHENSIONS and not (
                 child is node.for_in and index + 2 < len(ancestors) and ancestors[index + 2] is node.for_in.iter):
             return index
     return 0
