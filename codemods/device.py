@@ -46,7 +46,8 @@ The rules share one plan per file (``_Plan``, from one walk: ``_Facts``):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, fields
 from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
@@ -129,9 +130,26 @@ _TOKENS = frozenset(
     cst.RightCurlyBrace, cst.Asynchronous}
 
 
+_CONTENT_FIELDS: Dict[type, Tuple[str, ...]] = {}
+
+
+def _content_fields(node_type: type) -> Tuple[str, ...]:
+    """``child_fields`` less those declared to hold tokens only (``lpar``, ``comma``, ``whitespace_after``)."""
+    names = _CONTENT_FIELDS.get(node_type)
+    if names is None:
+        declared = {f.name: str(f.type) for f in fields(node_type)}
+
+        def tokens_only(name: str) -> bool:
+            classes = [getattr(cst, c, None) for c in re.findall(r"libcst\._nodes\.\w+\.(\w+)", declared[name])]
+            return bool(classes) and all(c in _TOKENS for c in classes)
+
+        names = _CONTENT_FIELDS[node_type] = tuple(n for n in child_fields(node_type) if not tokens_only(n))
+    return names
+
+
 def _content(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """The children of ``node`` that are not tokens, in ``codemods.walk`` order."""
-    for name in child_fields(type(node)):
+    for name in _content_fields(type(node)):
         value = getattr(node, name)
         if type(value) in (list, tuple):
             for item in value:
