@@ -9,12 +9,14 @@ test's ``problems()``: the rewrite compiles and passes the driver's guard, is
 idempotent, adds no ``requires_grad``, leaves nothing fixable for ``check``
 and keeps every comment. Prints how many snippets ran and how fast, then
 every finding with the number of snippets that hit it, their seeds (snippet
-``i`` is ``snippet(random.Random(i).choice)``) and the shortest of them.
+``i`` is ``snippet(random.Random(i).choice)``) and the shortest of them, as
+generated and with every line removed that the finding does not need.
 Exits 1 if anything was found.
 """
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import random
 import re
@@ -34,6 +36,28 @@ def check(seed: int):
     return seed, source, problems(source)
 
 
+def _key(finding: str) -> str:
+    return re.sub(r"line \d+", "line N", finding)
+
+
+def reduced(source: str, key: str) -> str:
+    """``source`` with every line whose removal keeps it valid and keeps the finding removed, to a fixpoint."""
+    lines = source.splitlines(keepends=True)
+    shrinking = True
+    while shrinking:
+        shrinking = False
+        for index in reversed(range(len(lines))):
+            candidate = "".join(lines[:index] + lines[index + 1:])
+            try:
+                ast.parse(candidate, feature_version=(3, 6))
+            except SyntaxError:
+                continue
+            if key in map(_key, problems(candidate)):
+                del lines[index]
+                shrinking = True
+    return "".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--examples", type=int, default=10_000)
@@ -48,7 +72,7 @@ def main() -> int:
     with get_context("fork").Pool(args.jobs) as pool:
         for seed, source, found in pool.imap_unordered(check, seeds, chunksize=50):
             for finding in found:
-                hits[re.sub(r"line \d+", "line N", finding)].append((seed, source))
+                hits[_key(finding)].append((seed, source))
     elapsed = time.perf_counter() - start
 
     print(f"{len(seeds)} snippets in {elapsed:.1f} s ({len(seeds) / elapsed:.0f}/s, {args.jobs} processes); "
@@ -57,7 +81,7 @@ def main() -> int:
         cases.sort(key=lambda case: (len(case[1]), case[0]))
         print(f"\n== {finding}\n   {len(cases)} snippets, seeds {', '.join(str(s) for s, _ in sorted(cases))}")
         for seed, source in cases[:args.show]:
-            print(f"--- seed {seed}\n{source}", end="")
+            print(f"--- seed {seed}\n{source}--- seed {seed}, reduced\n{reduced(source, finding)}", end="")
     return 1 if hits else 0
 
 

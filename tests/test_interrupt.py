@@ -31,7 +31,6 @@ VARIANTS = (
 )
 OLD = tuple(text + "FILE_ID = 0\n" for text in VARIANTS)
 FILES = 200
-TRIALS = 2  # per signal, each on a fresh tree
 
 
 @pytest.fixture(scope="module")
@@ -86,25 +85,25 @@ def check_whole(paths, expected) -> int:
     return new
 
 
-@pytest.mark.parametrize("signum,to_group,status", [
-    (signal.SIGINT, True, 130),  # Ctrl-C: every process of the group
-    (signal.SIGTERM, False, 143),  # `kill PID`
-    (signal.SIGKILL, False, -signal.SIGKILL),  # no clean-up possible: the next run's job
-])
-def test_interrupted_rewrites_leave_every_file_whole_and_a_rerun_finishes(tmp_path, expected, signum, to_group,
+@pytest.mark.parametrize("signum,targets,status", [
+    (signal.SIGINT, ("group", "group"), 130),  # Ctrl-C reaches every process of the group
+    (signal.SIGTERM, ("pid", "group"), 143),  # `kill PID`; `kill -TERM -PGID` as service managers stop jobs
+    (signal.SIGKILL, ("pid", "group"), -signal.SIGKILL),  # orphaned workers; workers killed mid-write
+], ids=["SIGINT", "SIGTERM", "SIGKILL"])
+def test_interrupted_rewrites_leave_every_file_whole_and_a_rerun_finishes(tmp_path, expected, signum, targets,
                                                                            status):
     seed = random.randrange(1 << 30)
     chance = random.Random(seed)
-    for trial in range(TRIALS):
+    for trial, target in enumerate(targets):
         root = tmp_path / str(trial)
         paths = make_tree(root)
         process = start(root)
         while process.poll() is None and paths[0].read_bytes() == file_text(0):
             time.sleep(0.005)  # until the run writes
         time.sleep(chance.uniform(0, 0.5))
-        (os.killpg if to_group else os.kill)(process.pid, signum)
+        (os.killpg if target == "group" else os.kill)(process.pid, signum)
         _, stderr = process.communicate(timeout=60)
-        where = f"seed {seed}, trial {trial}"
+        where = f"seed {seed}, trial {trial}, signal sent to the {target}"
         assert group_gone(process.pid), f"workers outlived the run ({where})"
         migrated = check_whole(paths, expected)
         if process.returncode == 0:  # it finished before the signal came
