@@ -160,7 +160,7 @@ def problems(old: str) -> List[str]:
     return found
 
 
-@settings(max_examples=120, deadline=None, derandomize=True, database=None,
+@settings(max_examples=250, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(snippets())
 def test_rewrites_of_legacy_snippets_compile_are_idempotent_and_leave_nothing_to_fix(source):
