@@ -55,13 +55,13 @@ class AsyncKeyword(TextRule):
                 brackets.pop()
         if not hits:
             return text, []
-        lines = text.splitlines(keepends=True)
+        lines = text.split("\n")  # rows as tokenize counts them (str.splitlines also splits on \f, \v, ...)
         for row, col in reversed(hits):
             line = lines[row - 1]
             lines[row - 1] = line[:col] + "non_blocking" + line[col + len("async"):]
         findings = [Finding(self.code, "`async=` keyword renamed to `non_blocking=`", row, col + 1, row, fixable=True)
                     for row, col in hits]
-        return "".join(lines), findings
+        return "\n".join(lines), findings
 
 
 RULES = [AsyncKeyword]

@@ -20,7 +20,7 @@ import libcst as cst
 from codemods.base import FileContext, Finding, Rule
 from codemods.imports import add_imports, remove_unused_imports
 from codemods.names import ImportMap
-from codemods.positions import positions
+from codemods.positions import NEWLINE, positions
 from codemods.walk import child_fields, is_node
 
 SUPPRESSION = re.compile(r"#\s*torch-migrate:\s*ignore(?:\[(?P<codes>[A-Z0-9_, ]+)\])?")
@@ -139,7 +139,7 @@ def run_rules(text: str, rules: Sequence[type], *, unsafe_fixes: bool = False, f
     """
     findings: List[Finding] = []
     original = text
-    lines = text.splitlines()
+    lines = NEWLINE.split(text)  # lines as libcst counts them
     for rule_class in rules:
         if issubclass(rule_class, TextRule):
             # Applied even when only checking (and when suppressed): nothing could parse the file otherwise.

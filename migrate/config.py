@@ -16,6 +16,7 @@ directory), as ruff and black do.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
@@ -48,7 +49,7 @@ class Config:
 
 
 def find_pyproject(start: Path) -> Optional[Path]:
-    start = start.resolve()
+    start = Path(os.path.abspath(start))  # not resolve(): the path may be a looping or dangling link
     for directory in (start if start.is_dir() else start.parent, *start.parents):
         candidate = directory / "pyproject.toml"
         if candidate.is_file():
