@@ -4,13 +4,16 @@ Exit status, for every command:
   0  success: nothing to report (``rewrite`` in place also returns 0 after changing files)
   1  ``rewrite --check``: files would change; ``check``: findings; ``verify``: not equivalent
   2  usage error
-  3  some files could not be read or parsed (reported as path:line:col; they were left untouched),
-     or, for ``verify``, no comparison was possible
-  4  internal error: a rule produced invalid code (the file was left untouched)
+  3  some files could not be read, parsed or compiled on this Python (reported as path:line:col;
+     left untouched), or, for ``verify``, no comparison was possible
+  4  internal error: a rule produced code that does not compile or changed code no fix declared, or a
+     worker process died (the files concerned were left untouched)
+  130/143  interrupted by SIGINT/SIGTERM: every file is either entirely old or entirely new
 """
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from collections import Counter
 from pathlib import Path
@@ -142,7 +145,8 @@ def rewrite(
             if out.is_terminal:
                 out.print(Syntax(result.diff, "diff", theme="ansi_dark", background_color="default"))
             else:
-                sys.stdout.write(result.diff)
+                sys.stdout.flush()
+                sys.stdout.buffer.write(result.patch)  # the file's own bytes: latin-1 diffs still apply
     if check:
         for result in changed:
             out.print(f"would rewrite {result.path}", markup=False)
@@ -238,7 +242,11 @@ def _register_harness_commands() -> None:
 
 
 def main() -> None:
-    command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), None)
-    if command not in LIGHT_COMMANDS:
-        _register_harness_commands()
-    app()
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    try:
+        command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), None)
+        if command not in LIGHT_COMMANDS:
+            _register_harness_commands()
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)  # quietly, as a shell expects of Ctrl-C
