@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, List, Sequence, Tuple, Type
 
@@ -45,10 +44,6 @@ class TextRule:
 class Outcome:
     text: str
     findings: List[Finding] = field(default_factory=list)
-
-    @property
-    def fix_counts(self) -> Counter:
-        return Counter(f.code for f in self.findings if f.applied)
 
 
 @functools.lru_cache(maxsize=None)

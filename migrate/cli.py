@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import signal
 import sys
-from collections import Counter
 from pathlib import Path
 from typing import List, Optional
 
@@ -162,7 +161,7 @@ def rewrite(
 
 
 def _print_summary(results, changed, written: bool) -> None:
-    fixes = Counter(f.code for r in results for f in r.findings if f.applied)
+    fixes = driver.applied_fixes(results)
     left = [(r.path, f) for r in results for f in r.findings if not f.applied]
     for path, finding in left:
         err.print(f"{path}:{finding.line}:{finding.col}: {finding.code} {finding.message}", markup=False)

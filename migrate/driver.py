@@ -22,6 +22,7 @@ import signal
 import sys
 import threading
 import traceback
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -435,6 +436,11 @@ def _write(shown: Path, real: Path, original: bytes, new_bytes: bytes) -> Option
     except OSError as error:
         return f"{shown}:1:1: cannot write: {error.strerror or error}"
     return None
+
+
+def applied_fixes(results: Sequence[FileResult]) -> Counter:
+    """Applied fixes per rule code, over a run's results."""
+    return Counter(f.code for r in results for f in r.findings if f.applied)
 
 
 # -- the process pool ----------------------------------------------------------

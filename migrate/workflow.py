@@ -130,10 +130,6 @@ def _rewrite(tree: Path, options: driver.Options, jobs: int) -> List[driver.File
     return driver.run(discover([tree]), options, jobs)
 
 
-def _applied(results: Sequence[driver.FileResult]) -> Counter:
-    return Counter(f.code for r in results for f in r.findings if f.applied)
-
-
 def migrate_repo(
     repo: Path,
     entries: Sequence[str],
@@ -161,7 +157,7 @@ def migrate_repo(
             snapshot(repo, new)
         progress("rewriting")
         results = _rewrite(new, rewrite_options, jobs)
-        fixes = _applied(results)
+        fixes = driver.applied_fixes(results)
         progress("checking for hazards left")
         lint = driver.run(discover([new]), driver.Options(driver.LINT, rewrite_options.select,
                                                           rewrite_options.ignore), jobs)
@@ -183,7 +179,7 @@ def migrate_repo(
                     shutil.copy2(old / relative, new / relative)
             rewrite_options = replace(rewrite_options, ignore=(*rewrite_options.ignore, *dropped))
             results = _rewrite(new, rewrite_options, jobs)
-            fixes = _applied(results)
+            fixes = driver.applied_fixes(results)
             for result in entry_results:
                 result.left_out = dropped
                 result.verify = _verify(old, new, result.entry, verify_options)
