@@ -227,6 +227,7 @@ def main() -> None:
             shutil.copytree(corpus, copy)
         env = dict(os.environ, TORCH_MIGRATE_CACHE_DIR=str(work / "cache"))
         tool = [sys.executable, "-m", "migrate"]
+        subprocess.run([*tool, "rules"], env=env, check=True, stdout=subprocess.DEVNULL)  # installed and working
         jobs = ["-j", str(args.jobs)]
         largest = max(corpus.rglob("*.py"), key=lambda p: p.stat().st_size)
 
@@ -240,6 +241,9 @@ def main() -> None:
         if not args.no_torchfix:
             times["torchfix"] = measure([str(torchfix_binary()), "--fix", *jobs, str(copies["torchfix"])], env)
 
+        broken = [name for name, (_, _, status) in times.items() if status not in (0, 1)]
+        if broken:
+            sys.exit(f"runs that failed (exit status not 0 or 1): {', '.join(broken)}; no ratios")
         print(f"\n{'run':<14}{'seconds':>10}{'peak RSS MiB':>15}{'exit':>6}")
         for name, (seconds, rss, status) in times.items():
             print(f"{name:<14}{seconds:>10.2f}{rss:>15.0f}{status:>6}")

@@ -22,7 +22,7 @@ import libcst as cst
 
 from codemods.base import Example, Rule
 from codemods.names import dotted
-from codemods.walk import child_fields
+from codemods.walk import child_fields, visit
 
 
 def _change(change: str, version: str, handling: str, script: str) -> Dict[str, str]:
@@ -188,7 +188,7 @@ class _Facts(cst.CSTVisitor):
         self.makes_uint8 = False  # the file builds uint8 tensors somewhere
         self.module_classes: Set[str] = set()
         self._class_bases: Dict[str, List[cst.CSTNode]] = {}
-        module.visit(self)
+        visit(module, self)
         self._close_module_classes()
 
     # -- collection -----------------------------------------------------------
@@ -564,7 +564,7 @@ def _calls_in(node: cst.CSTNode, predicate: Callable[[cst.Call], bool]) -> List[
             if predicate(call):
                 found.append(call)
 
-    node.visit(_Collect())
+    visit(node, _Collect())
     return found
 
 
@@ -1146,7 +1146,7 @@ class _StepEvidence(cst.CSTVisitor):
         function = self.rule.facts.functions.get(callee)
         if function is not None and self.depth < 2:
             inner = _StepEvidence(self.rule, self.depth + 1)
-            function.body.visit(inner)
+            visit(function.body, inner)
             self.found = inner.found
 
 
@@ -1186,7 +1186,7 @@ def _exits_loop(body: cst.CSTNode) -> bool:
         def visit_Yield(self, node):
             found.append(node)
 
-    body.visit(_Exits())
+    visit(body, _Exits())
     return bool(found)
 
 
@@ -1305,7 +1305,7 @@ class SchedulerOrder(Rule):
     def _steps(self, statements: Iterable[cst.CSTNode]) -> bool:
         for statement in statements:
             evidence = _StepEvidence(self)
-            statement.visit(evidence)
+            visit(statement, evidence)
             if evidence.found:
                 return True
         return False
@@ -1623,7 +1623,7 @@ class LegacyAutogradFunction(Rule):
             def visit_ClassDef(self, node: cst.ClassDef) -> None:
                 inner.add(id(node.name))
 
-        module.visit(_Names())
+        visit(module, _Names())
         return None if others else calls
 
     @staticmethod
