@@ -9,7 +9,7 @@ transform, so nested fixes from different rules compose
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, ClassVar, Optional, Sequence, Union
+from typing import Callable, ClassVar, Dict, Optional, Sequence, TypeVar, Union
 
 import libcst as cst
 
@@ -17,6 +17,7 @@ from codemods.names import ImportMap
 
 Replacement = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
 Fix = Callable[[cst.CSTNode], Replacement]
+Analysis = TypeVar("Analysis")
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,16 @@ class FileContext:
     reports: list = field(default_factory=list)
     added_imports: list = field(default_factory=list)
     removed_imports: list = field(default_factory=list)
+    codes: frozenset = frozenset()  # the codes of the rules running on this file
+    _analyses: Dict[Callable, object] = field(default_factory=dict, repr=False)
+
+    def analysis(self, build: Callable[["FileContext"], Analysis]) -> Analysis:
+        """``build(self)``, made once per file: a rule family's shared analysis (scopes, bindings, plans)
+        lives as long as the file's tree and is built only if one of the family's rules asks for it."""
+        made = self._analyses.get(build)
+        if made is None:
+            made = self._analyses[build] = build(self)
+        return made
 
     def parent(self, level: int = 1) -> Optional[cst.CSTNode]:
         """The ``level``-th ancestor of the node being visited (1 = its parent)."""

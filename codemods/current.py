@@ -20,7 +20,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 
 import libcst as cst
 
-from codemods.base import Example, Rule
+from codemods.base import Example, FileContext, Rule
 from codemods.names import dotted
 from codemods.walk import child_fields, visit
 
@@ -173,9 +173,10 @@ def _enclosing_class(ancestors: Sequence[cst.CSTNode]) -> Optional[cst.ClassDef]
 class _Facts(cst.CSTVisitor):
     """One walk over the file: bindings per scope, module evidence, saves, argparse defaults."""
 
-    def __init__(self, module: cst.Module, qualname: Callable[[cst.CSTNode], Optional[str]]):
+    def __init__(self, ctx: FileContext):
         super().__init__()
-        self.qualname = qualname
+        module = ctx.module
+        self.qualname = ctx.qualname
         self.stack: List[cst.CSTNode] = []
         self.bindings: Dict[Tuple[int, str], List[Binding]] = {}
         self.module_names: Set[str] = set()  # dotted names used as nn.Modules
@@ -333,14 +334,9 @@ class _Facts(cst.CSTVisitor):
         return None
 
 
-_CACHE: List = [None, None]  # (module, facts) of the file being processed
-
-
 def facts(rule: Rule) -> _Facts:
     """The file's facts, built once per file and shared by every TM5xx rule."""
-    if _CACHE[0] is not rule.ctx.module:
-        _CACHE[0], _CACHE[1] = rule.ctx.module, _Facts(rule.ctx.module, rule.ctx.qualname)
-    return _CACHE[1]
+    return rule.ctx.analysis(_Facts)
 
 
 class _Evaluator:

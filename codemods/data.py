@@ -1100,14 +1100,6 @@ class _Analysis:
         return False
 
 
-def _analysis(ctx) -> _Analysis:
-    """The file's analysis, built on first use and shared by the TM3xx rules (one per FileContext)."""
-    analysis = ctx.__dict__.get("_tm3xx_analysis")
-    if analysis is None:
-        analysis = ctx.__dict__["_tm3xx_analysis"] = _Analysis(ctx)
-    return analysis
-
-
 # -- small predicates ---------------------------------------------------------------------------
 def _vetoed(receiver: cst.CSTNode) -> bool:
     """The name the receiver is built from says it is not a tensor (``dataset``, ``args``, ``self``)."""
@@ -1293,7 +1285,7 @@ class _DataSiteRule(Rule):
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value != "data":
             return
-        site = _analysis(self.ctx).site(node, self.ctx.ancestors)
+        site = self.ctx.analysis(_Analysis).site(node, self.ctx.ancestors)
         if site is not None and site.code == self.code:
             self.report(site.node, site.message, site.fix, unsafe=site.unsafe)
 
@@ -1368,7 +1360,7 @@ class DataIndexZero(_DataSiteRule):
         ancestors = self.ctx.ancestors
         if _tensor_context(node, ancestors[-2]) or _written(ancestors):
             return
-        analysis = _analysis(self.ctx)
+        analysis = self.ctx.analysis(_Analysis)
         scope = analysis.scope_for(ancestors)
         if analysis.kind(value, scope) == SCALAR and analysis.graphless(value, scope):
             name = _code(value)
@@ -1427,7 +1419,7 @@ class LegacyPythonNumbers(_DataSiteRule):
             receiver = receiver.func.value if isinstance(receiver, cst.Call) else receiver.value
         if not _comparison(receiver):
             return
-        analysis = _analysis(self.ctx)
+        analysis = self.ctx.analysis(_Analysis)
         scope = analysis.scope_for(self.ctx.ancestors)
         uses = scope.uses.get(node.target.value, set())
         if not uses:
@@ -1438,7 +1430,7 @@ class LegacyPythonNumbers(_DataSiteRule):
         """``total_loss[0]`` of a counter that TM302 turns into a Python number."""
         if not (isinstance(node.value, cst.Name) and _index_value(node) == 0):
             return
-        analysis = _analysis(self.ctx)
+        analysis = self.ctx.analysis(_Analysis)
         if not analysis.has_data:
             return
         scope = analysis.scope_for(self.ctx.ancestors)
@@ -1535,7 +1527,7 @@ class DataUpdate(Rule):
         self._statement(node)
 
     def _statement(self, node: cst.CSTNode) -> None:
-        analysis = _analysis(self.ctx)
+        analysis = self.ctx.analysis(_Analysis)
         if not analysis.has_data:
             return
         ancestors = self.ctx.ancestors

@@ -1182,29 +1182,16 @@ class _Plan:
         self._add(device.after, min(self.users), f"one device for the file: `{device.definition}`", fix)
 
 
-_STATE: Dict[str, object] = {"ctx": None, "codes": set(), "plan": None}
+def _plan(ctx) -> _Plan:
+    return _Plan(ctx, {rule.code for rule in RULES} & ctx.codes)
 
 
 class _DeviceRule(Rule):
-    """Reports the plan's actions for its own code; the family's rules share one plan per file.
-
-    The rules of one file are created together before the traversal (so the plan knows which codes are
-    selected) and the plan is built at their first handler call; files are processed one at a time per
-    process, which is what ``_STATE`` relies on.
-    """
-
-    def __init__(self, ctx):
-        super().__init__(ctx)
-        if _STATE["ctx"] is not ctx:
-            _STATE.update(ctx=ctx, codes=set(), plan=None)
-        _STATE["codes"].add(self.code)
+    """Reports the plan's actions for its own code; the family's rules share one plan per file, built at
+    their first handler call for the device codes selected for the file."""
 
     def _emit(self, node: cst.CSTNode) -> None:
-        if _STATE["ctx"] is not self.ctx:  # only if another file's rules were created in between
-            _STATE.update(ctx=self.ctx, codes={self.code}, plan=None)
-        if _STATE["plan"] is None:
-            _STATE["plan"] = _Plan(self.ctx, _STATE["codes"])
-        for code, message, fix, unsafe in _STATE["plan"].actions.get(id(node), ()):
+        for code, message, fix, unsafe in self.ctx.analysis(_plan).actions.get(id(node), ()):
             if code == self.code:
                 self.report(node, message, fix, unsafe=unsafe)
 

@@ -145,7 +145,8 @@ def run_rules(text: str, rules: Sequence[type], *, unsafe_fixes: bool = False, f
                     findings.append(finding)
 
     module = cst.parse_module(text)
-    ctx = FileContext(module=module, imports=ImportMap(module), unsafe_fixes=unsafe_fixes)
+    ctx = FileContext(module=module, imports=ImportMap(module), unsafe_fixes=unsafe_fixes,
+                      codes=frozenset(cls.code for cls in rules))
     tree_rules = [cls(ctx) for cls in rules if not issubclass(cls, TextRule)]
     dispatcher = _Dispatcher(ctx, tree_rules)
     dispatcher.run(module)

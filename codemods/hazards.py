@@ -20,7 +20,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence,
 
 import libcst as cst
 
-from codemods.base import Example, Rule
+from codemods.base import Example, FileContext, Rule
 from codemods.names import dotted
 from codemods.walk import children
 
@@ -202,10 +202,7 @@ def _target_names(target: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 
 def _children(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
-    """The children of ``node``, from the current file's table when it has them."""
-    facts = _CACHE[1]
-    kids = facts.kids.get(id(node)) if facts is not None else None
-    return list(children(node)) if kids is None else kids
+    return list(children(node))
 
 
 def _expressions(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -264,11 +261,10 @@ def _grad_mode(rule_qualname: Callable[[cst.CSTNode], Optional[str]], expr: cst.
 class _File:
     """Bindings and uses per scope, classes, no-grad regions, frozen modules, backward calls."""
 
-    def __init__(self, module: cst.Module, qualname: Callable[[cst.CSTNode], Optional[str]]):
-        self.module = module
-        self.qualname = qualname
+    def __init__(self, ctx: FileContext):
+        self.module = module = ctx.module
+        self.qualname = ctx.qualname
         self.parent: Dict[int, cst.CSTNode] = {}
-        self.kids: Dict[int, Sequence[cst.CSTNode]] = {}
         self.chain_of: Dict[int, Chain] = {}  # id(scope node or statement) -> its chain
         self.binds: Dict[Tuple[int, str], List[Binding]] = {}
         self.bound: Dict[int, Set[str]] = {}
@@ -328,7 +324,7 @@ class _File:
 
     def _walk(self, node: cst.CSTNode, chain: Chain, nograd: bool, function) -> None:
         """Record what ``node`` binds, reads and calls; ``chain``: its scopes; ``nograd``: inside no_grad."""
-        kids = self.kids[id(node)] = list(children(node))
+        kids = list(children(node))
         for kid in kids:
             self.parent[id(kid)] = node
         kind = type(node)
@@ -732,16 +728,9 @@ def _is_factory(qualified: str) -> bool:
     return last in FACTORIES and head in ("torch", "torch.cuda")
 
 
-_CACHE: List = [None, None]
-
-
 def _file(rule: Rule) -> _File:
     """The file's facts, built once per file and shared by every TM6xx rule."""
-    if _CACHE[0] is not rule.ctx.module:
-        _CACHE[0], _CACHE[1] = None, None  # forget the last file's tables before its nodes can be freed
-        facts = _File(rule.ctx.module, rule.ctx.qualname)
-        _CACHE[0], _CACHE[1] = rule.ctx.module, facts
-    return _CACHE[1]
+    return rule.ctx.analysis(_File)
 
 
 # ---------------------------------------------------------------------------

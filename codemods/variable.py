@@ -282,6 +282,7 @@ class _Facts:
 
     def __init__(self, ctx) -> None:
         self.ctx = ctx
+        self.feeder: Optional[Rule] = None  # the one rule of the family that collects during the traversal
         self.scopes: Dict[int, _Scope] = {}
         self.variable_calls: List[_Call] = []
         self.variable_refs: List[Tuple[cst.CSTNode, tuple]] = []
@@ -1293,11 +1294,10 @@ class _VariableFamily(Rule):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        facts = ctx.__dict__.get("_variable_family")
-        self.feeds = facts is None
-        if facts is None:
-            facts = ctx.__dict__["_variable_family"] = _Facts(ctx)
-        self.facts = facts
+        self.facts = ctx.analysis(_Facts)
+        if self.facts.feeder is None:
+            self.facts.feeder = self
+        self.feeds = self.facts.feeder is self  # one rule of the family collects for all of them
 
     def _scope_here(self, functions_only: bool = False) -> _Scope:
         return self.facts.scope(self.ctx.ancestors, functions_only)
