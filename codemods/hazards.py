@@ -201,8 +201,14 @@ def _target_names(target: cst.CSTNode) -> Iterator[cst.CSTNode]:
         yield target
 
 
+_KIDS: Dict[int, Tuple[cst.CSTNode, List[cst.CSTNode]]] = {}  # id(node) -> (node, children): the last file's
+
+
 def _children(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
-    return list(children(node))
+    """The children of ``node``, from the table of the file ``_File`` walked last (checked by identity, so
+    a stale entry for a freed node whose id was reused is never taken)."""
+    known = _KIDS.get(id(node))
+    return known[1] if known is not None and known[0] is node else list(children(node))
 
 
 def _expressions(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -265,6 +271,10 @@ class _File:
         self.module = module = ctx.module
         self.qualname = ctx.qualname
         self.parent: Dict[int, cst.CSTNode] = {}
+        self._expressions: Dict[int, List[cst.CSTNode]] = {}
+        self._runs_backward: Dict[int, bool] = {}
+        self.param_names: Dict[int, Set[str]] = {}  # id(scope) -> ``_param_names`` of that scope
+        self.function_of: Dict[int, Optional[cst.FunctionDef]] = {}
         self.chain_of: Dict[int, Chain] = {}  # id(scope node or statement) -> its chain
         self.binds: Dict[Tuple[int, str], List[Binding]] = {}
         self.bound: Dict[int, Set[str]] = {}
@@ -290,6 +300,7 @@ class _File:
         self.first_uses: Dict[Tuple[int, ...], Dict[str, bool]] = {}  # region -> name -> read before bound
         self.defines_typo = False  # the file has its own `require_grad` attribute, parameter or method
         self._freezes: List[Tuple[cst.CSTNode, Chain, Optional[cst.FunctionDef]]] = []
+        _KIDS.clear()
         self._walk(module, (module,), False, None)
         for tensor, chain, function in self._freezes:  # they need the parent links of the whole file
             self._freeze(tensor, chain, function)
@@ -325,6 +336,7 @@ class _File:
     def _walk(self, node: cst.CSTNode, chain: Chain, nograd: bool, function) -> None:
         """Record what ``node`` binds, reads and calls; ``chain``: its scopes; ``nograd``: inside no_grad."""
         kids = list(children(node))
+        _KIDS[id(node)] = (node, kids)
         for kid in kids:
             self.parent[id(kid)] = node
         kind = type(node)
@@ -649,9 +661,22 @@ class _File:
     def _has_backward(self, function: cst.FunctionDef) -> bool:
         return any(chain[0] is function for _, chain in self.backwards)
 
+    def expressions(self, node: cst.CSTNode) -> List[cst.CSTNode]:
+        """``_expressions(node)`` as a list, kept: each loop body is searched by several questions."""
+        found = self._expressions.get(id(node))
+        if found is None:
+            found = self._expressions[id(node)] = list(_expressions(node))
+        return found
+
     def runs_backward(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` (a loop body, a block) calls backward, directly or through a local function."""
-        for inner in _expressions(node):
+        known = self._runs_backward.get(id(node))
+        if known is None:
+            known = self._runs_backward[id(node)] = self._calls_backward(node)
+        return known
+
+    def _calls_backward(self, node: cst.CSTNode) -> bool:
+        for inner in self.expressions(node):
             if not isinstance(inner, cst.Call):
                 continue
             if _is_backward(self.qualname, inner):
@@ -1336,14 +1361,12 @@ def _derived(grad: str, nograd: Optional[bool]) -> str:
     return ""
 
 
-_FLOW: List = [None, None]
-
-
 def _flow(rule: Rule) -> _Flow:
-    facts = _file(rule)
-    if _FLOW[0] is not facts:
-        _FLOW[0], _FLOW[1] = facts, _Flow(facts)
-    return _FLOW[1]
+    return rule.ctx.analysis(_file_flow)
+
+
+def _file_flow(ctx: FileContext) -> _Flow:
+    return _Flow(ctx.analysis(_File))
 
 
 # ---------------------------------------------------------------------------
@@ -1495,11 +1518,12 @@ def _state_name(name: str) -> bool:
     return name.count(".") == 0 or (name.count(".") == 1 and name.startswith("self."))
 
 
-def _carry_assignments(region: cst.CSTNode) -> List[Tuple[cst.CSTNode, List[str], Optional[cst.CSTNode]]]:
+def _carry_assignments(facts: "_File", region: cst.CSTNode
+                       ) -> List[Tuple[cst.CSTNode, List[str], Optional[cst.CSTNode]]]:
     """(statement, bound names, value) for every binding in ``region``: value is the bound expression, the
     ``AugAssign`` itself for ``x += v``, None for a fresh binding (a loop or with target)."""
     found = []
-    for node in _expressions(region):
+    for node in facts.expressions(region):
         if isinstance(node, cst.Assign):
             names = [dotted(t) for target in node.targets for t in _target_names(target.target)]
             found.append((node, [n for n in names if n], node.value))
@@ -1590,6 +1614,13 @@ def _taint(carry: _Carry, facts: _File, chain: Chain, assignments, seed: str) ->
 
 def _param_names(facts: _File, flow: _Flow, chain: Chain) -> Set[str]:
     """Names in ``chain``'s scope (and ``self.x`` attributes) that hold parameters or modules."""
+    names = facts.param_names.get(id(chain[0]))
+    if names is None:
+        names = facts.param_names[id(chain[0])] = _scope_param_names(facts, flow, chain)
+    return names
+
+
+def _scope_param_names(facts: _File, flow: _Flow, chain: Chain) -> Set[str]:
     names: Set[str] = set()
     owner = facts._method_class(chain)
     for (scope_id, name), binds in facts.binds.items():
@@ -1708,9 +1739,9 @@ class RecurrentStateNotDetached(Rule):
         for loop, chain in facts.loops:
             if not facts.runs_backward(loop.body):
                 continue
-            if any(_method(n) == "detach_" for n in _expressions(loop.body) if isinstance(n, cst.Call)):
+            if any(_method(n) == "detach_" for n in facts.expressions(loop.body) if isinstance(n, cst.Call)):
                 continue
-            assignments = _carry_assignments(loop) if isinstance(loop, cst.For) else _carry_assignments(loop.body)
+            assignments = _carry_assignments(facts, loop if isinstance(loop, cst.For) else loop.body)
             carry = _Carry(facts, chain, _param_names(facts, flow, chain))
             region = [loop.test, loop.body] if isinstance(loop, cst.While) else [loop.body]
             for candidate in {n for _, names, _ in assignments for n in names if _state_name(n)}:
@@ -1745,7 +1776,7 @@ class RecurrentStateNotDetached(Rule):
             for value, method in outside:
                 chain = facts.chain_of[id(method)]
                 key = f"{_self_name(method)}.{attr}"
-                assignments = _carry_assignments(method.body)
+                assignments = _carry_assignments(facts, method.body)
                 if not _read_first(facts, [method.body], key):
                     results = None
                     break
@@ -1780,10 +1811,12 @@ def _resettable(facts: _File, cls_name: str, bindings) -> bool:
 
 
 def _function_of(facts: _File, node: cst.CSTNode) -> Optional[cst.FunctionDef]:
-    current = facts.parent.get(id(node))
-    while current is not None and not isinstance(current, cst.FunctionDef):
-        current = facts.parent.get(id(current))
-    return current
+    if id(node) not in facts.function_of:
+        current = facts.parent.get(id(node))
+        while current is not None and not isinstance(current, cst.FunctionDef):
+            current = facts.parent.get(id(current))
+        facts.function_of[id(node)] = current
+    return facts.function_of[id(node)]
 
 
 def _lazy_init(facts: _File, stmt: cst.CSTNode, key: str) -> bool:

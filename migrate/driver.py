@@ -18,6 +18,7 @@ import fnmatch
 import hashlib
 import io
 import os
+import queue
 import signal
 import sys
 import threading
@@ -257,33 +258,44 @@ def _new_line_ranges(anchors: List[Anchor], findings: List[Finding], old_lines: 
 _PARSER_STACK = 512 * 1024 * 1024
 
 
+_big_stack: dict = {}  # pid -> the queue of that process's big-stack thread (a forked child starts its own)
+
+
+def _serve(requests: "queue.SimpleQueue") -> None:
+    if hasattr(signal, "pthread_sigmask"):  # signals go to the main thread, which is waiting to take them
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    while True:
+        function, args, kwargs, reply = requests.get()
+        try:
+            reply.put((True, function(*args, **kwargs)))
+        except BaseException as error:  # re-raised in the caller's thread
+            reply.put((False, error))
+
+
 def _on_big_stack(function: Callable, *args, **kwargs):
-    """``function(*args, **kwargs)`` in a thread with a 512 MiB stack (virtual memory, touched as used).
+    """``function(*args, **kwargs)`` on this process's thread with a 512 MiB stack (virtual memory,
+    touched as used).
 
     libcst's native parser recurses once per nesting level: on the main
     thread's 8 MiB stack a file with ~5,000 nested parentheses is a segfault
-    that would end the whole run; here it parses and is refused as usual.
+    that would end the whole run; here it parses and is refused as usual. The
+    thread lives as long as the process (a daemon: an interrupted run does not
+    wait for it): starting one per file costs more than parsing a small file.
     """
-    outcome: dict = {}
-
-    def call() -> None:
-        if hasattr(signal, "pthread_sigmask"):  # signals go to the main thread, which is waiting to take them
-            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    requests = _big_stack.get(os.getpid())
+    if requests is None:
+        requests = _big_stack[os.getpid()] = queue.SimpleQueue()
+        previous = threading.stack_size(_PARSER_STACK)
         try:
-            outcome["value"] = function(*args, **kwargs)
-        except BaseException as error:  # re-raised in the caller's thread
-            outcome["error"] = error
-
-    previous = threading.stack_size(_PARSER_STACK)
-    try:
-        thread = threading.Thread(target=call, daemon=True)  # daemon: an interrupted run does not wait for it
-        thread.start()
-    finally:
-        threading.stack_size(previous)
-    thread.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["value"]
+            threading.Thread(target=_serve, args=(requests,), daemon=True, name="big-stack").start()
+        finally:
+            threading.stack_size(previous)
+    reply: queue.SimpleQueue = queue.SimpleQueue()
+    requests.put((function, args, kwargs, reply))
+    ok, value = reply.get()
+    if not ok:
+        raise value
+    return value
 
 
 def _trigger_filter(rules: Sequence[type], text: str) -> List[type]:
