@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Sequence, Tuple, Type
+from typing import Dict, List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 
@@ -20,7 +20,7 @@ from codemods.base import FileContext, Finding, Rule
 from codemods.imports import add_imports, remove_unused_imports
 from codemods.names import ImportMap
 from codemods.positions import NEWLINE, positions
-from codemods.walk import child_fields, is_node
+from codemods.walk import children, indexed
 
 SUPPRESSION = re.compile(r"#\s*torch-migrate:\s*ignore(?:\[(?P<codes>[A-Z0-9_, ]+)\])?")
 
@@ -76,16 +76,9 @@ class _Dispatcher:
         for handler in self.visits.get(node_type, ()):
             handler(node)
         parents = self.parents
-        for name in child_fields(node_type):
-            value = getattr(node, name)
-            if is_node(value):
-                parents[id(value)] = node
-                self.run(value)
-            elif type(value) in (list, tuple):
-                for item in value:
-                    if is_node(item):
-                        parents[id(item)] = node
-                        self.run(item)
+        for child in children(node):
+            parents[id(child)] = node
+            self.run(child)
         for handler in self.leaves.get(node_type, ()):
             handler(node)
         self.ancestors.pop()
@@ -145,6 +138,17 @@ def run_rules(text: str, rules: Sequence[type], *, unsafe_fixes: bool = False, f
                     findings.append(finding)
 
     module = cst.parse_module(text)
+    with indexed(module):  # the walks of every rule family, and of the import clean-up, share it
+        fixed = _tree_pass(module, rules, lines, findings, unsafe_fixes=unsafe_fixes, fix=fix)
+    findings.sort(key=lambda f: (f.line, f.col, f.code))
+    if not fix:
+        return Outcome(original, findings)
+    return Outcome(text if fixed is None else fixed.code, findings)
+
+
+def _tree_pass(module: cst.Module, rules: Sequence[type], lines: List[str], findings: List[Finding], *,
+               unsafe_fixes: bool, fix: bool) -> Optional[cst.Module]:
+    """Run the tree rules, add their findings; the fixed module, or None when no fix applies."""
     ctx = FileContext(module=module, imports=ImportMap(module), unsafe_fixes=unsafe_fixes,
                       codes=frozenset(cls.code for cls in rules))
     tree_rules = [cls(ctx) for cls in rules if not issubclass(cls, TextRule)]
@@ -175,13 +179,7 @@ def run_rules(text: str, rules: Sequence[type], *, unsafe_fixes: bool = False, f
             )
             if will_fix:
                 fixes.setdefault(id(report.node), []).append(report.fix)
-    findings.sort(key=lambda f: (f.line, f.col, f.code))
-
-    if not fix:
-        return Outcome(original, findings)
     if not fixes:
-        return Outcome(text, findings)
+        return None
     module = module.visit(_ApplyFixes(fixes, dispatcher.parents))
-    module = remove_unused_imports(add_imports(module, ctx.added_imports), ctx.removed_imports)
-    return Outcome(module.code, findings)
-
+    return remove_unused_imports(add_imports(module, ctx.added_imports), ctx.removed_imports)

@@ -201,23 +201,13 @@ def _target_names(target: cst.CSTNode) -> Iterator[cst.CSTNode]:
         yield target
 
 
-_KIDS: Dict[int, Tuple[cst.CSTNode, List[cst.CSTNode]]] = {}  # id(node) -> (node, children): the last file's
-
-
-def _children(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
-    """The children of ``node``, from the table of the file ``_File`` walked last (checked by identity, so
-    a stale entry for a freed node whose id was reused is never taken)."""
-    known = _KIDS.get(id(node))
-    return known[1] if known is not None and known[0] is node else list(children(node))
-
-
 def _expressions(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Every node under ``node`` that runs with it (not the bodies of nested functions, classes, lambdas)."""
     stack = [node]
     while stack:
         current = stack.pop()
         yield current
-        for child in reversed(_children(current)):
+        for child in reversed(children(current)):
             if not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 stack.append(child)
 
@@ -300,7 +290,6 @@ class _File:
         self.first_uses: Dict[Tuple[int, ...], Dict[str, bool]] = {}  # region -> name -> read before bound
         self.defines_typo = False  # the file has its own `require_grad` attribute, parameter or method
         self._freezes: List[Tuple[cst.CSTNode, Chain, Optional[cst.FunctionDef]]] = []
-        _KIDS.clear()
         self._walk(module, (module,), False, None)
         for tensor, chain, function in self._freezes:  # they need the parent links of the whole file
             self._freeze(tensor, chain, function)
@@ -335,8 +324,7 @@ class _File:
 
     def _walk(self, node: cst.CSTNode, chain: Chain, nograd: bool, function) -> None:
         """Record what ``node`` binds, reads and calls; ``chain``: its scopes; ``nograd``: inside no_grad."""
-        kids = list(children(node))
-        _KIDS[id(node)] = (node, kids)
+        kids = children(node)
         for kid in kids:
             self.parent[id(kid)] = node
         kind = type(node)
@@ -1019,7 +1007,7 @@ class _Flow:
                     local = alias.asname.name if alias.asname else alias.name
                     env.pop(dotted(local) or "", None)
         else:
-            for child in _children(small):
+            for child in children(small):
                 self._scan(child, env, record)
 
     def _effects(self, expr: cst.CSTNode, env: Env) -> None:
@@ -1117,7 +1105,7 @@ class _Flow:
             value = self.ev(node.value, env)
             if record and value is not None and value.grad == "graph":
                 self.nonleaf_grads.append((node, node.value.value))
-        for child in _children(node):
+        for child in children(node):
             self._scan(child, env, record)
 
     def _is_tensor(self, node: cst.CSTNode, env: Env) -> bool:
@@ -1483,7 +1471,7 @@ class _Carry:
             return True
         if isinstance(node, cst.Attribute) and node.attr.value in ("data", "grad"):
             return False
-        return any(self._param(child) for child in _children(node) if not isinstance(child, cst.Lambda))
+        return any(self._param(child) for child in children(node) if not isinstance(child, cst.Lambda))
 
     def _call(self, node: cst.Call, tainted: Dict[str, int]) -> int:
         func = node.func
@@ -1566,7 +1554,7 @@ def _order(node: cst.CSTNode) -> Iterator[Tuple[bool, str]]:
         if isinstance(node, cst.Attribute):
             yield from _order(node.value)
     else:
-        for child in _children(node):
+        for child in children(node):
             yield from _order(child)
 
 
@@ -2154,7 +2142,7 @@ class _GraphOrigin:
                 names |= self.data_names(arg.value)
             return names
         names = set()
-        for child in _children(node):
+        for child in children(node):
             names |= self.data_names(child)
         if isinstance(node, COMPREHENSIONS):
             comp = node.for_in
@@ -2219,7 +2207,7 @@ class _GraphOrigin:
             return self.NONE if node.attr.value in self.NO_GRAPH_ATTRS else self.status(node.value, scope, bound)
         if isinstance(node, (cst.Lambda, cst.SimpleString, cst.FormattedString, cst.Integer, cst.Float)):
             return self.NONE
-        parts = [self.status(child, scope, bound) for child in _children(node)
+        parts = [self.status(child, scope, bound) for child in children(node)
                  if isinstance(child, cst.BaseExpression) or isinstance(child, (cst.Element, cst.Arg, cst.CompFor))]
         top = max(parts, default=self.NONE)
         return self.GRAPH if top == self.LEAF and isinstance(node, (cst.BinaryOperation, cst.UnaryOperation,

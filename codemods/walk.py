@@ -8,6 +8,7 @@ except that decorators are moved before the function or class they decorate.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from typing import Dict, Iterator, Tuple
 
@@ -40,15 +41,49 @@ def is_node(value: object) -> bool:
     return known
 
 
-def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+def _compute_children(node: cst.CSTNode) -> Tuple[cst.CSTNode, ...]:
+    found = []
     for name in child_fields(type(node)):
         value = getattr(node, name)
         if is_node(value):
-            yield value
+            found.append(value)
         elif type(value) in (list, tuple):
-            for item in value:
-                if is_node(item):
-                    yield item
+            found.extend(item for item in value if is_node(item))
+    return tuple(found)
+
+
+_INDEX: Dict[int, Tuple[cst.CSTNode, Tuple[cst.CSTNode, ...]]] = {}  # id(node) -> (node, its children)
+
+
+def children(node: cst.CSTNode) -> Tuple[cst.CSTNode, ...]:
+    """The child nodes of ``node``, from the index of the tree being processed when it holds them
+    (entries are checked by identity: an id reused by a new node never finds an old node's children)."""
+    known = _INDEX.get(id(node))
+    if known is not None and known[0] is node:
+        return known[1]
+    return _compute_children(node)
+
+
+@contextlib.contextmanager
+def indexed(root: cst.CSTNode) -> Iterator[None]:
+    """Compute every node's children under ``root`` once, for all the walks made inside the block.
+
+    Each rule family walks the whole file for its own analysis; finding a
+    node's children (its dataclass fields, filtered) costs more than the
+    visit itself, so the engine pays for it once per file.
+    """
+    global _INDEX
+    index, stack = {}, [root]
+    while stack:
+        node = stack.pop()
+        kids = _compute_children(node)
+        index[id(node)] = (node, kids)
+        stack.extend(kids)
+    saved, _INDEX = _INDEX, index
+    try:
+        yield
+    finally:
+        _INDEX = saved
 
 
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -57,7 +92,7 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(reversed(list(children(current))))
+        stack.extend(reversed(children(current)))
 
 
 def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
