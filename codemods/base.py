@@ -105,6 +105,8 @@ class Rule:
     - ``code``: stable identifier (``TM101``); ``summary``: one line for tables.
     - ``triggers``: substrings without which the rule cannot fire; a file that
       contains none of any selected rule's triggers is never parsed.
+    - ``requires``: substrings that must all occur as well: a rule that only
+      matches names it resolves through the file's imports needs ``torch``.
     - ``changes``: examples the rule rewrites or flags (its tests and docs).
     - ``keeps``: code the rule must leave alone and not flag.
     - ``kind``: ``"fix"`` for legacy idioms that ``rewrite`` migrates,
@@ -116,6 +118,7 @@ class Rule:
     summary: ClassVar[str]
     kind: ClassVar[str] = "fix"
     triggers: ClassVar[Sequence[str]] = ()
+    requires: ClassVar[Sequence[str]] = ()
     changes: ClassVar[Sequence[Example]] = ()
     keeps: ClassVar[Sequence[str]] = ()
 

@@ -33,6 +33,7 @@ class TextRule:
     summary: str
     kind = "fix"
     triggers: Sequence[str] = ()
+    requires: Sequence[str] = ()
     changes: Sequence = ()
     keeps: Sequence[str] = ()
 

@@ -300,7 +300,9 @@ def _on_big_stack(function: Callable, *args, **kwargs):
 
 
 def _trigger_filter(rules: Sequence[type], text: str) -> List[type]:
-    return [rule for rule in rules if any(trigger in text for trigger in rule.triggers)]
+    """The rules that may fire on ``text``: one of their triggers and all they require occur in it."""
+    return [rule for rule in rules
+            if any(trigger in text for trigger in rule.triggers) and all(word in text for word in rule.requires)]
 
 
 def _blame(error: BaseException) -> str:

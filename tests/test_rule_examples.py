@@ -1,6 +1,7 @@
 """Every rule's documented examples are its tests: what it changes, flags, and leaves alone."""
 import ast
 
+import libcst as cst
 import pytest
 
 import codemods
@@ -26,6 +27,25 @@ def test_every_rule_is_documented():
         assert rule.triggers, f"{rule.code} has no triggers: the pre-filter could never skip a file"
         assert rule.changes and rule.keeps, f"{rule.code} needs examples of what it changes and keeps"
         assert rule.kind in ("fix", "hazard")
+
+
+EVERY_EXAMPLE = [e.before for rule in codemods.ALL_RULES for e in rule.changes] + [
+    source for rule in codemods.ALL_RULES for source in rule.keeps]
+
+
+@pytest.mark.parametrize("rule", [rule for rule in codemods.ALL_RULES if rule.requires], ids=lambda r: r.code)
+def test_requires_is_exact(rule):
+    """A file without what the rule requires is never parsed for it, so the rule must stay silent on every
+    documented example of every rule once that text is taken out (``torch`` -> ``trch``)."""
+    assert all(word in e.before for e in rule.changes for word in rule.requires)
+    for source in EVERY_EXAMPLE:
+        for word in rule.requires:
+            source = source.replace(word, word[0] + word[2:])
+        try:
+            outcome = run_rules(source, [rule], unsafe_fixes=True)
+        except cst.ParserSyntaxError:
+            continue  # the `async=` examples parse only after their text rule
+        assert outcome.findings == [] and outcome.text == source, source
 
 
 @pytest.mark.parametrize("rule,example", CHANGES)
