@@ -22,7 +22,7 @@ import libcst as cst
 
 from codemods.base import Example, FileContext, Rule
 from codemods.names import dotted
-from codemods.walk import child_fields, visit
+from codemods.walk import children, visit
 
 
 def _change(change: str, version: str, handling: str, script: str) -> Dict[str, str]:
@@ -1671,20 +1671,8 @@ _READS = (cst.BinaryOperation, cst.Comparison, cst.ComparisonTarget, cst.UnaryOp
           cst.Return, cst.Expr, cst.Index, cst.FormattedStringExpression, cst.Yield, cst.AugAssign)
 _PASS_THROUGH = (cst.Element, cst.List, cst.Tuple, cst.IfExp)
 _BLOCKS = (cst.IndentedBlock, cst.Module, cst.SimpleStatementSuite)
+_NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef)
 _BINDERS = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.WithItem)
-# Not indexed: nested scopes, and the layout nodes (whitespace, punctuation, operators) under every expression.
-_UNINDEXED = (cst.FunctionDef, cst.ClassDef, cst.BaseParenthesizableWhitespace, cst.Newline, cst.TrailingWhitespace,
-              cst.EmptyLine, cst.Comment, cst.Comma, cst.Dot, cst.LeftParen, cst.RightParen, cst.LeftSquareBracket,
-              cst.RightSquareBracket, cst.AssignEqual, cst.Colon, cst.Semicolon, cst.BaseBinaryOp, cst.BaseBooleanOp,
-              cst.BaseCompOp, cst.BaseUnaryOp, cst.BaseAugOp)
-_SKIPPED: Dict[type, bool] = {}
-
-
-def _skipped(node_type: type) -> bool:
-    skipped = _SKIPPED.get(node_type)
-    if skipped is None:
-        skipped = _SKIPPED[node_type] = issubclass(node_type, _UNINDEXED)
-    return skipped
 
 
 def _in_place(method: str) -> bool:
@@ -1742,11 +1730,9 @@ class _ScopeIndex:
                 or (parent.__class__ is cst.Arg and parent.keyword is node) or parent.__class__ is cst.Param):
             self.loads.setdefault(node.value, []).append(node)
         bound = self._bound(node) if node_type in _BINDERS else ()
-        for name in child_fields(node_type):
-            value = getattr(node, name)
-            for child in (value if isinstance(value, (list, tuple)) else (value,)):
-                if isinstance(child, cst.CSTNode) and not _skipped(type(child)):
-                    self._index(child, node, block)
+        for child in children(node):
+            if type(child) not in _NESTED_SCOPES:  # read as scopes of their own
+                self._index(child, node, block)
         self.span[id(node)] = (start, self._count)
         for target, value in bound:
             self.bindings.setdefault(target.value, []).append(_Binding(self._count, block, value))

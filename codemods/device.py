@@ -46,8 +46,7 @@ The rules share one plan per file (``_Plan``, from one walk: ``_Facts``):
 """
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
@@ -55,7 +54,7 @@ import libcst as cst
 from codemods.base import Example, Rule
 from codemods.engine import SUPPRESSION
 from codemods.names import dotted
-from codemods.walk import child_fields, is_node
+from codemods.walk import children
 
 # Legacy tensor type -> the ``torch`` dtype it stands for (one table for CPU and ``torch.cuda`` types).
 TENSOR_TYPES: Dict[str, str] = {
@@ -121,50 +120,12 @@ def _kwarg(name: str, value: cst.BaseExpression) -> cst.Arg:
     return cst.Arg(value, keyword=cst.Name(name), equal=_TIGHT_EQUAL)
 
 
-# Whitespace, comments and punctuation: no rule reads them through the walk, and they are most of the
-# nodes. Positions count the other nodes only (in every walk alike), so the order of those is unchanged.
-_TOKENS = frozenset(
-    cls for cls in vars(cst).values()
-    if isinstance(cls, type) and cls.__module__ in ("libcst._nodes.op", "libcst._nodes.whitespace")) | {
-    cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace,
-    cst.RightCurlyBrace, cst.Asynchronous}
-
-
-_CONTENT_FIELDS: Dict[type, Tuple[str, ...]] = {}
-
-
-def _content_fields(node_type: type) -> Tuple[str, ...]:
-    """``child_fields`` less those declared to hold tokens only (``lpar``, ``comma``, ``whitespace_after``)."""
-    names = _CONTENT_FIELDS.get(node_type)
-    if names is None:
-        declared = {f.name: str(f.type) for f in fields(node_type)}
-
-        def tokens_only(name: str) -> bool:
-            classes = [getattr(cst, c, None) for c in re.findall(r"libcst\._nodes\.\w+\.(\w+)", declared[name])]
-            return bool(classes) and all(c in _TOKENS for c in classes)
-
-        names = _CONTENT_FIELDS[node_type] = tuple(n for n in child_fields(node_type) if not tokens_only(n))
-    return names
-
-
-def _content(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """The children of ``node`` that are not tokens, in ``codemods.walk`` order."""
-    for name in _content_fields(type(node)):
-        value = getattr(node, name)
-        if type(value) in (list, tuple):
-            for item in value:
-                if is_node(item) and type(item) not in _TOKENS:
-                    yield item
-        elif is_node(value) and type(value) not in _TOKENS:
-            yield value
-
-
 def _span(node: cst.CSTNode) -> int:
     """How many positions ``node`` spans in pre-order (a position past it is past all of it)."""
     count, stack = 0, [node]
     while stack:
         count += 1
-        stack.extend(_content(stack.pop()))
+        stack.extend(children(stack.pop()))
     return count
 
 
@@ -243,7 +204,7 @@ class _Walker:
             self.starts[id(node)] = self.count
         if handler is not None:
             handler(self, node)
-        for child in _content(node):
+        for child in children(node):
             self._visit(child)
         stack.pop()
 

@@ -117,10 +117,7 @@ Binding = Tuple[str, Optional[cst.CSTNode], cst.CSTNode]  # (kind, value, statem
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
 # Nodes with nothing under them for an analysis to find (or whose bodies run later).
 _INERT = frozenset({cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Lambda,
-                    cst.FunctionDef, cst.ClassDef, cst.Comma, cst.Dot, cst.LeftParen, cst.RightParen,
-                    cst.SimpleWhitespace, cst.Newline, cst.EmptyLine, cst.TrailingWhitespace, cst.Comment,
-                    cst.ParenthesizedWhitespace, cst.LeftSquareBracket, cst.RightSquareBracket, cst.Colon,
-                    cst.AssignEqual, cst.Semicolon})
+                    cst.FunctionDef, cst.ClassDef})
 
 
 # ---------------------------------------------------------------------------
@@ -334,7 +331,7 @@ class _File:
         if kind in _STATEMENTS:
             self.chain_of[id(node)] = chain
         for child in kids:
-            if type(child) not in _TRIVIA:
+            if type(child) not in _LITERALS:
                 self._walk(child, chain, nograd, function)
 
     def _walk_class(self, node: cst.ClassDef, chain: Chain, nograd: bool, function) -> bool:
@@ -696,11 +693,7 @@ _WALKERS: Dict[type, Callable[..., bool]] = {
 }
 _STATEMENTS = frozenset({cst.SimpleStatementLine, cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.With,
                          cst.Match})
-_TRIVIA = frozenset({cst.SimpleWhitespace, cst.ParenthesizedWhitespace, cst.Newline, cst.EmptyLine,
-                     cst.TrailingWhitespace, cst.Comment, cst.Comma, cst.Dot, cst.LeftParen, cst.RightParen,
-                     cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace, cst.RightCurlyBrace,
-                     cst.Colon, cst.AssignEqual, cst.Semicolon, cst.Integer, cst.Float, cst.Imaginary,
-                     cst.SimpleString})
+_LITERALS = frozenset({cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString})  # nothing in them to record
 
 
 def _is_backward(qualname, call: cst.Call) -> bool:

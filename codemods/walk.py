@@ -3,25 +3,43 @@
 libcst's ``visit`` rebuilds every node on the way back up (it is made for
 transforms), which costs more than the parse itself on a typical file.
 Analyses only read, so they walk the dataclass fields directly: about five
-times faster, same nodes. Children come in field order, which is source order
-except that decorators are moved before the function or class they decorate.
+times faster. Children come in field order, which is source order except that
+decorators are moved before the function or class they decorate.
+
+Layout nodes (whitespace, comments, punctuation, operator tokens) are left
+out of every walk: they are more than half of a tree's nodes, and no analysis
+finds anything in them by walking (an operator is read as ``node.operator``,
+a comment through ``leading_lines``).
 """
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 from typing import Dict, Iterator, Tuple
 
 import libcst as cst
+
+LAYOUT = frozenset(
+    cls for cls in vars(cst).values()
+    if isinstance(cls, type) and cls.__module__ in ("libcst._nodes.op", "libcst._nodes.whitespace")) | {
+    cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace,
+    cst.RightCurlyBrace, cst.Asynchronous}
 
 _CHILD_FIELDS: Dict[type, Tuple[str, ...]] = {}
 _DECORATED = (cst.FunctionDef, cst.ClassDef)
 
 
 def child_fields(node_type: type) -> Tuple[str, ...]:
+    """The fields of ``node_type`` that may hold child nodes other than layout (``lpar``, ``comma`` and
+    ``whitespace_*`` are declared to hold layout only), decorators first."""
     fields = _CHILD_FIELDS.get(node_type)
     if fields is None:
-        names = [f.name for f in dataclasses.fields(node_type)]
+        names = []
+        for field in dataclasses.fields(node_type):
+            classes = [getattr(cst, name, None) for name in re.findall(r"libcst\._nodes\.\w+\.(\w+)", str(field.type))]
+            if not (classes and all(cls in LAYOUT for cls in classes)):
+                names.append(field.name)
         if issubclass(node_type, _DECORATED):
             names.remove("decorators")
             names.insert(0, "decorators")
@@ -29,15 +47,15 @@ def child_fields(node_type: type) -> Tuple[str, ...]:
     return fields
 
 
-_IS_NODE: Dict[type, bool] = {}
+_IS_CONTENT: Dict[type, bool] = {}
 
 
-def is_node(value: object) -> bool:
-    """``isinstance(value, cst.CSTNode)`` without the ABC machinery, which dominates a walk."""
+def is_content(value: object) -> bool:
+    """A node that is not layout (``isinstance`` without the ABC machinery, which dominates a walk)."""
     value_type = type(value)
-    known = _IS_NODE.get(value_type)
+    known = _IS_CONTENT.get(value_type)
     if known is None:
-        known = _IS_NODE[value_type] = issubclass(value_type, cst.CSTNode)
+        known = _IS_CONTENT[value_type] = issubclass(value_type, cst.CSTNode) and value_type not in LAYOUT
     return known
 
 
@@ -45,10 +63,10 @@ def _compute_children(node: cst.CSTNode) -> Tuple[cst.CSTNode, ...]:
     found = []
     for name in child_fields(type(node)):
         value = getattr(node, name)
-        if is_node(value):
+        if is_content(value):
             found.append(value)
         elif type(value) in (list, tuple):
-            found.extend(item for item in value if is_node(item))
+            found.extend(item for item in value if is_content(item))
     return tuple(found)
 
 
@@ -56,8 +74,8 @@ _INDEX: Dict[int, Tuple[cst.CSTNode, Tuple[cst.CSTNode, ...]]] = {}  # id(node) 
 
 
 def children(node: cst.CSTNode) -> Tuple[cst.CSTNode, ...]:
-    """The child nodes of ``node``, from the index of the tree being processed when it holds them
-    (entries are checked by identity: an id reused by a new node never finds an old node's children)."""
+    """The child nodes of ``node`` (layout left out), from the index of the tree being processed when it
+    holds them (checked by identity: an id reused by a new node never finds an old node's children)."""
     known = _INDEX.get(id(node))
     if known is not None and known[0] is node:
         return known[1]
