@@ -1604,11 +1604,11 @@ def _param_names(facts: _File, flow: _Flow, chain: Chain) -> Set[str]:
 def _scope_param_names(facts: _File, flow: _Flow, chain: Chain) -> Set[str]:
     names: Set[str] = set()
     owner = facts._method_class(chain)
-    for (scope_id, name), binds in facts.binds.items():
-        if scope_id in (id(chain[0]), id(facts.module)) and any(
-                kind == "value" and _is_tensor_source(facts.qualname, value) and _requires_grad_source(facts, value)
-                for kind, value, _ in binds):
-            names.add(name)
+    for scope_id in {id(chain[0]), id(facts.module)}:
+        for name in facts.bound.get(scope_id, ()):
+            if any(kind == "value" and _is_tensor_source(facts.qualname, value) and _requires_grad_source(facts, value)
+                   for kind, value, _ in facts.binds[(scope_id, name)]):
+                names.add(name)
     if owner is not None:
         self_name = _self_name(next(s for s in chain if isinstance(s, cst.FunctionDef)))
         for (cls_name, attr) in facts.self_attrs:

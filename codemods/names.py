@@ -22,14 +22,24 @@ CANONICAL = {
 
 def dotted(node: cst.CSTNode) -> Optional[str]:
     """``a.b.c`` for a Name/Attribute chain, else ``None``."""
+    # ``type(...) is``: both classes are final, and ``isinstance`` on libcst's ABC classes is slow (hot path)
+    if type(node) is cst.Name:
+        return node.value
     parts = []
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:
         parts.append(node.attr.value)
         node = node.value
-    if not isinstance(node, cst.Name):
+    if type(node) is not cst.Name:
         return None
     parts.append(node.value)
     return ".".join(reversed(parts))
+
+
+def _base_name(node: cst.CSTNode) -> Optional[str]:
+    """``a`` for ``a.b.c``, else ``None``."""
+    while type(node) is cst.Attribute:
+        node = node.value
+    return node.value if type(node) is cst.Name else None
 
 
 def _bound_names(target: cst.CSTNode) -> Iterator[str]:
@@ -54,13 +64,10 @@ class ImportMap:
 
     def qualname(self, node: cst.CSTNode) -> Optional[str]:
         """The qualified name ``node`` denotes, or ``None`` if it is not an import."""
-        name = dotted(node)
-        if name is None:
-            return None
-        head, _, rest = name.partition(".")
-        base = self.aliases.get(head)
-        if base is None:
-            return None
+        if _base_name(node) not in self.aliases:
+            return None  # most names are not imports: answered without building the dotted name
+        head, _, rest = dotted(node).partition(".")
+        base = self.aliases[head]
         full = f"{base}.{rest}" if rest else base
         return CANONICAL.get(full, full)
 

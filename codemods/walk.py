@@ -61,7 +61,7 @@ def is_content(value: object) -> bool:
 
 def _compute_children(node: cst.CSTNode) -> Tuple[cst.CSTNode, ...]:
     found = []
-    for name in child_fields(type(node)):
+    for name in _CHILD_FIELDS.get(type(node)) or child_fields(type(node)):
         value = getattr(node, name)
         if is_content(value):
             found.append(value)
