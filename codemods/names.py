@@ -13,6 +13,8 @@ from typing import Dict, Iterator, Optional, Set
 
 import libcst as cst
 
+from codemods.walk import children
+
 # Submodules whose public names are re-exported under another path.
 CANONICAL = {
     "torch.autograd.variable.Variable": "torch.autograd.Variable",
@@ -106,7 +108,7 @@ class ImportMap:
                 for item in stmt.items:
                     if item.asname is not None:
                         self.rebound.update(_bound_names(item.asname.name))
-            for child in stmt.children:
+            for child in children(stmt):
                 if isinstance(child, cst.IndentedBlock):
                     self._walk(child.body)
                 elif isinstance(child, cst.SimpleStatementSuite):
