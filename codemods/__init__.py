@@ -1,4 +1,4 @@
-"""Rule registry: every rule family module exports ``RULES``; this is the one list.
+"""Rule registry: every rule family module exports ``RULES``; ``all_rules()`` is the one list.
 
 Families (one module each, codes by hundred):
   TM1xx variable.py   ``torch.autograd.Variable`` and ``volatile``
@@ -10,15 +10,20 @@ Families (one module each, codes by hundred):
 """
 from __future__ import annotations
 
+import importlib
 from typing import Iterable, List, Optional
 
-from codemods import asynckw, current, data, deprecated, device, hazards, variable
+FAMILIES = ("variable", "device", "asynckw", "data", "deprecated", "current", "hazards")
+_registry: List[type] = []
 
-ALL_RULES: List[type] = sorted(
-    [*variable.RULES, *device.RULES, *asynckw.RULES, *data.RULES, *deprecated.RULES, *current.RULES,
-     *hazards.RULES],
-    key=lambda rule: rule.code,
-)
+
+def all_rules() -> List[type]:
+    """Every rule, by code. The families (and libcst) are imported on first use, so that a run the cache
+    serves entirely, or ``--version``, never loads them."""
+    if not _registry:
+        modules = [importlib.import_module(f"codemods.{family}") for family in FAMILIES]
+        _registry.extend(sorted((rule for module in modules for rule in module.RULES), key=lambda rule: rule.code))
+    return _registry
 
 
 def _matches(code: str, prefixes: Iterable[str]) -> bool:
@@ -29,7 +34,8 @@ def select_rules(select: Optional[Iterable[str]] = None, ignore: Optional[Iterab
     """Rules whose code starts with a ``select`` prefix (all by default) and with no ``ignore`` prefix."""
     select = [s.strip().upper() for s in (select or ["TM"]) if s.strip()]
     ignore = [s.strip().upper() for s in (ignore or []) if s.strip()]
-    unknown = [p for p in (*select, *ignore) if not any(r.code.startswith(p) for r in ALL_RULES)]
+    rules = all_rules()
+    unknown = [p for p in (*select, *ignore) if not any(r.code.startswith(p) for r in rules)]
     if unknown:
         raise ValueError(f"unknown rule code(s): {', '.join(unknown)}")
-    return [r for r in ALL_RULES if _matches(r.code, select) and not _matches(r.code, ignore)]
+    return [r for r in rules if _matches(r.code, select) and not _matches(r.code, ignore)]

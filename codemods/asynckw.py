@@ -12,7 +12,8 @@ import io
 import tokenize
 from typing import List, Tuple
 
-from codemods.base import Example, Finding
+from codemods.base import Example
+from codemods.finding import Finding
 from codemods.engine import TextRule
 
 

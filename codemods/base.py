@@ -35,22 +35,6 @@ class Example:
 
 
 @dataclass
-class Finding:
-    code: str
-    message: str
-    line: int = 0
-    col: int = 0
-    end_line: int = 0
-    fixable: bool = False
-    unsafe: bool = False
-    applied: bool = False
-    hint: str = ""
-
-    def to_dict(self) -> dict:
-        return dict(self.__dict__)
-
-
-@dataclass
 class _Report:
     rule: "Rule"
     node: cst.CSTNode

@@ -16,7 +16,8 @@ from typing import Dict, List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 
-from codemods.base import FileContext, Finding, Rule
+from codemods.base import FileContext, Rule
+from codemods.finding import Finding
 from codemods.imports import add_imports, remove_unused_imports
 from codemods.names import ImportMap
 from codemods.positions import NEWLINE, positions

@@ -18,7 +18,7 @@ from typing import Dict, Optional
 
 import codemods
 import migrate
-from codemods.base import Finding
+from codemods.finding import Finding
 from migrate.source import atomic_write
 
 

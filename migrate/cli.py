@@ -30,7 +30,6 @@ from migrate import driver
 from migrate.cache import Cache
 from migrate.config import Config, ConfigError, load_config
 from migrate.discover import discover
-from migrate.docs import rules_table
 from migrate.report import FORMATS, render_findings
 
 EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_ERRORS, EXIT_INTERNAL = 0, 1, 2, 3, 4
@@ -90,7 +89,8 @@ def _run(paths, exclude, options, jobs, no_cache, quiet) -> List[driver.FileResu
     exclude = list(exclude or ()) + _config(paths).exclude
     try:
         files = discover([Path(p) for p in paths], exclude)
-        options.rules()
+        if options.select or options.ignore:
+            options.rules()  # an unknown code is a usage error (the default selection cannot be wrong)
     except (FileNotFoundError, ValueError) as error:
         err.print(f"[red]error:[/] {error}")
         raise typer.Exit(EXIT_USAGE)
@@ -210,10 +210,12 @@ def check(
 def rules(markdown: bool = typer.Option(False, "--markdown", help="Print the README's Markdown table.")) -> None:
     """List every rule: code, kind, summary."""
     if markdown:
+        from migrate.docs import rules_table  # it reads the rule tables of two families
+
         sys.stdout.write(rules_table())
         return
     table = Table("code", "kind", "name", "summary")
-    for rule in codemods.ALL_RULES:
+    for rule in codemods.all_rules():
         table.add_row(rule.code, rule.kind, rule.name, rule.summary)
     out.print(table)
 

@@ -25,7 +25,7 @@ def _cell(text: str) -> str:
 
 def rules_table() -> str:
     lines = ["| code | kind | what it does | example | becomes |", "|---|---|---|---|---|"]
-    for rule in codemods.ALL_RULES:
+    for rule in codemods.all_rules():
         example = rule.changes[0]
         after = _cell(example.after) if example.after is not None else "reported, left unchanged"
         if example.unsafe:

@@ -30,15 +30,17 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
-
-import libcst as cst
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 import codemods
-from codemods.base import Finding
-from codemods.engine import TextRule, run_rules
+from codemods.finding import Finding
 from migrate.cache import Cache
 from migrate.source import Source, SourceError, atomic_write, read_source, remove_stale_temps
+
+if TYPE_CHECKING:
+    import libcst as cst
+# The engine (libcst and the rules) is imported where a file is first processed, not here: a run that the
+# cache serves entirely never loads it, which is most of such a run's time.
 
 WRITE, DIFF, LINT = "write", "diff", "lint"
 
@@ -234,7 +236,7 @@ def _new_line_ranges(anchors: List[Anchor], findings: List[Finding], old_lines: 
     """Where each applied fix landed in the new text: between the untouched statements around it."""
     lasts = [anchor.old_last for anchor in anchors]
     firsts = [anchor.old_first for anchor in anchors]
-    rule_summaries = {rule.code: rule.summary for rule in codemods.ALL_RULES}
+    rule_summaries = {rule.code: rule.summary for rule in codemods.all_rules()}
     ranges = []
     for finding in findings:
         if not finding.applied:
@@ -352,6 +354,8 @@ def _culprits(source: Source, rules: Sequence[type], options: Options) -> str:
     Text rules are tried alone, then each tree rule together with them (the
     file may not parse without them). Only called when something went wrong.
     """
+    from codemods.engine import TextRule, run_rules
+
     def breaks(subset: List[type]) -> bool:
         try:
             outcome = _on_big_stack(run_rules, source.text, subset, unsafe_fixes=options.unsafe_fixes)
@@ -371,6 +375,8 @@ def _culprits(source: Source, rules: Sequence[type], options: Options) -> str:
 def _inherited(source: Source, rules: Sequence[type]) -> bool:
     """Whether the file itself does not compile on this Python, even once the text rules (there to make
     legacy files parse) are applied: then a rewrite that does not compile is not the rules' fault."""
+    from codemods.engine import TextRule, run_rules
+
     text_rules = [rule for rule in rules if issubclass(rule, TextRule)]
     baseline = _on_big_stack(run_rules, source.text, text_rules).text if text_rules else source.text
     return not _compiles(source.text) and not _compiles(baseline)
@@ -388,6 +394,9 @@ def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type
     active = _trigger_filter(options.rules_for(shown, rules), source.text)
     if not active:
         return result
+    import libcst as cst
+    from codemods.engine import run_rules
+
     try:
         outcome = _on_big_stack(run_rules, source.text, active, unsafe_fixes=options.unsafe_fixes,
                                 fix=options.mode != LINT)

@@ -7,7 +7,6 @@ from typing import Callable, Dict, List
 import codemods
 import migrate
 
-_RULES = {rule.code: rule for rule in codemods.ALL_RULES}
 
 
 def _flat(results) -> List[tuple]:
@@ -46,15 +45,16 @@ def _github(results, quiet: bool) -> str:
 
 
 def _sarif(results, quiet: bool) -> str:
+    rules = {rule.code: rule for rule in codemods.all_rules()}
     used = sorted({f.code for _, f in _flat(results)})
     sarif_rules = [
-        {"id": code, "name": _RULES[code].name if code in _RULES else code,
-         "shortDescription": {"text": _RULES[code].summary if code in _RULES else code},
-         "fullDescription": {"text": ((_RULES[code].__doc__ or "") if code in _RULES else "").strip() or code}}
+        {"id": code, "name": rules[code].name if code in rules else code,
+         "shortDescription": {"text": rules[code].summary if code in rules else code},
+         "fullDescription": {"text": ((rules[code].__doc__ or "") if code in rules else "").strip() or code}}
         for code in used
     ]
     sarif_results = [
-        {"ruleId": f.code, "level": "warning" if _RULES.get(f.code) and _RULES[f.code].kind == "hazard" else "note",
+        {"ruleId": f.code, "level": "warning" if rules.get(f.code) and rules[f.code].kind == "hazard" else "note",
          "message": {"text": f.message + (f" ({f.hint})" if f.hint else "")},
          "locations": [{"physicalLocation": {"artifactLocation": {"uri": path.replace("\\", "/")},
                                              "region": {"startLine": f.line, "startColumn": f.col,

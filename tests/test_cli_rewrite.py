@@ -32,7 +32,7 @@ def torch_migrate(command: str, *args: str, cwd: Path, script=None) -> subproces
 
 
 def expected(text: str, rules=None) -> str:
-    return run_rules(text, rules or codemods.ALL_RULES).text
+    return run_rules(text, rules or codemods.all_rules()).text
 
 
 @pytest.fixture
@@ -58,7 +58,7 @@ def test_check_then_rewrite_in_place_then_nothing_is_left(tree):
     assert result.returncode == 0, result.stderr
     for name, text in FILES.items():
         assert (tree / name).read_bytes().decode() == expected(text), name
-    fixes = Counter(f.code for text in FILES.values() for f in run_rules(text, codemods.ALL_RULES).findings
+    fixes = Counter(f.code for text in FILES.values() for f in run_rules(text, codemods.all_rules()).findings
                     if f.applied)
     listed = ", ".join(f"{code} x{count}" for code, count in sorted(fixes.items()))
     assert f"rewrote 4 of 5 files; {sum(fixes.values())} fixes ({listed})" in result.stderr
@@ -119,7 +119,7 @@ def test_jobs_2_gives_what_one_process_gives(tmp_path):
 def with_rule(name: str) -> str:
     """An entry point that adds ``test_io.<name>`` to the registry, then runs the command line."""
     return (f"import sys; sys.path.insert(0, {str(TESTS)!r}); import codemods, test_io; "
-            f"codemods.ALL_RULES.append(test_io.{name}); sys.argv[0] = 'torch-migrate'; "
+            f"codemods.all_rules().append(test_io.{name}); sys.argv[0] = 'torch-migrate'; "
             "from migrate.cli import main; main()")
 
 

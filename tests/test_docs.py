@@ -8,5 +8,5 @@ def test_readme_generated_sections_are_current():
 
 def test_every_rule_appears_in_the_readme():
     readme = docs.README.read_text(encoding="utf-8")
-    for rule in docs.codemods.ALL_RULES:
+    for rule in docs.codemods.all_rules():
         assert f"| {rule.code} |" in readme

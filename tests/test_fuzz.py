@@ -134,7 +134,7 @@ def _tokens(text: str) -> List[tokenize.TokenInfo]:
 
 def problems(old: str) -> List[str]:
     """What is wrong with the rewrite of ``old`` (nothing, normally)."""
-    rules = codemods.ALL_RULES
+    rules = codemods.all_rules()
     try:
         outcome = run_rules(old, rules)
         new = outcome.text

@@ -36,7 +36,7 @@ FILES = 200
 @pytest.fixture(scope="module")
 def expected():
     """Each variant's migration; file ``i`` is variant ``i % 2`` with `FILE_ID = i`, a line no rule touches."""
-    return tuple(run_rules(text, codemods.ALL_RULES).text for text in OLD)
+    return tuple(run_rules(text, codemods.all_rules()).text for text in OLD)
 
 
 def file_text(index: int, texts=OLD) -> bytes:

@@ -15,7 +15,8 @@ import libcst as cst
 import pytest
 
 from codemods.asynckw import AsyncKeyword
-from codemods.base import Finding, Rule
+from codemods.base import Rule
+from codemods.finding import Finding
 from codemods.engine import TextRule, run_rules
 from migrate import driver
 from migrate.discover import discover
@@ -389,8 +390,8 @@ def test_the_guard_accepts_every_documented_example_of_every_rule():
     """No false alarms: each rule's own examples, rewritten by every rule."""
     import codemods
 
-    for rule in codemods.ALL_RULES:
+    for rule in codemods.all_rules():
         for example in rule.changes:
-            outcome = run_rules(example.before, codemods.ALL_RULES, unsafe_fixes=example.unsafe)
+            outcome = run_rules(example.before, codemods.all_rules(), unsafe_fixes=example.unsafe)
             if outcome.text != example.before:
                 driver.check_rewrite(example.before, outcome.text, outcome.findings)

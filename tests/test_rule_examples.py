@@ -9,31 +9,31 @@ from codemods.engine import run_rules
 
 CHANGES = [
     pytest.param(rule, example, id=f"{rule.code}-change{i}")
-    for rule in codemods.ALL_RULES
+    for rule in codemods.all_rules()
     for i, example in enumerate(rule.changes)
 ]
 KEEPS = [
     pytest.param(rule, source, id=f"{rule.code}-keep{i}")
-    for rule in codemods.ALL_RULES
+    for rule in codemods.all_rules()
     for i, source in enumerate(rule.keeps)
 ]
 
 
 def test_every_rule_is_documented():
-    codes = [rule.code for rule in codemods.ALL_RULES]
+    codes = [rule.code for rule in codemods.all_rules()]
     assert len(codes) == len(set(codes)), "duplicate rule codes"
-    for rule in codemods.ALL_RULES:
+    for rule in codemods.all_rules():
         assert rule.summary and "\n" not in rule.summary, rule.code
         assert rule.triggers, f"{rule.code} has no triggers: the pre-filter could never skip a file"
         assert rule.changes and rule.keeps, f"{rule.code} needs examples of what it changes and keeps"
         assert rule.kind in ("fix", "hazard")
 
 
-EVERY_EXAMPLE = [e.before for rule in codemods.ALL_RULES for e in rule.changes] + [
-    source for rule in codemods.ALL_RULES for source in rule.keeps]
+EVERY_EXAMPLE = [e.before for rule in codemods.all_rules() for e in rule.changes] + [
+    source for rule in codemods.all_rules() for source in rule.keeps]
 
 
-@pytest.mark.parametrize("rule", [rule for rule in codemods.ALL_RULES if rule.requires], ids=lambda r: r.code)
+@pytest.mark.parametrize("rule", [rule for rule in codemods.all_rules() if rule.requires], ids=lambda r: r.code)
 def test_requires_is_exact(rule):
     """A file without what the rule requires is never parsed for it, so the rule must stay silent on every
     documented example of every rule once that text is taken out (``torch`` -> ``trch``)."""

@@ -175,7 +175,7 @@ def _decide(pairs: list[PairComparison]) -> tuple[str, int, str]:
         if run.status == "timeout":
             return "error", EXIT_NO_COMPARISON, f"{run.spec.label} {run.reason}"
     for pair in pairs:
-        old, new = pair.old, pair.new
+        old = pair.old
         if old.status != "ok":
             hint = "" if old.spec.compat or old.spec.python != sys.executable else \
                 " (if OLD needs an old PyTorch: try --compat, or --old-python with one)"

@@ -395,10 +395,10 @@ def test_legacy_script_through_every_rule():
             p.data.add_(-lr, p.grad.data)
         return loss.data[0]
     """)
-    outcome = run_rules(source, codemods.ALL_RULES)
+    outcome = run_rules(source, codemods.all_rules())
     text = outcome.text
     compile(text, "<migrated>", "exec")
-    assert run_rules(text, codemods.ALL_RULES).text == text
+    assert run_rules(text, codemods.all_rules()).text == text
     for expected in ("nn.NLLLoss(reduction='sum')", "clip_grad_norm_(model.parameters(), 0.5)",
                      "p.add_(p.grad, alpha=-lr)", "with torch.no_grad():", "return loss.item()"):
         assert expected in text

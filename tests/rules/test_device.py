@@ -1,7 +1,7 @@
 """TM2xx: one ``torch.device`` instead of hard-coded CUDA; legacy constructors.
 
 Whole scripts (flag at module level, in ``main()``, none), combinations with the
-other families through ``codemods.ALL_RULES``, ``.cuda(async=True)`` through the
+other families through ``codemods.all_rules()``, ``.cuda(async=True)`` through the
 token pre-pass, and migrated code executed on this CPU-only machine with real
 torch and compared with what the legacy constructors give on the CPU.
 """
@@ -689,7 +689,7 @@ def lines(text):
 
 
 def test_async_script_through_all_rules_runs_on_cpu():
-    outcome = migrate(IMAGENET_STYLE, rules=codemods.ALL_RULES)
+    outcome = migrate(IMAGENET_STYLE, rules=codemods.all_rules())
     text = outcome.text
     assert "async" not in text and ".cuda(" not in text
     assert {'args.device = torch.device("cuda" if args.cuda else "cpu")',
@@ -718,7 +718,7 @@ def test_all_rules_leave_the_device_rewrites_intact():
         x = x.cuda()
     y = model(x)
     '''
-    outcome = migrate(source, rules=codemods.ALL_RULES)
+    outcome = migrate(source, rules=codemods.all_rules())
     assert {'device = torch.device("cuda" if use_cuda else "cpu")', "model.to(device)", "x = x.to(device)"} <= lines(
         outcome.text)
     assert "torch.tensor([[1, 2]], dtype=torch.float32)" in outcome.text and "if use_cuda:" not in outcome.text
@@ -749,4 +749,4 @@ def test_migrated_placement_matches_legacy_on_a_gpu():
 
 def test_unchanged_file_is_byte_identical():
     source = "import torch\r\nx = torch.zeros(2).to('cpu')  # fine\r\n"
-    assert run_rules(source, codemods.ALL_RULES).text == source
+    assert run_rules(source, codemods.all_rules()).text == source

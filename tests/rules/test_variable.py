@@ -240,7 +240,7 @@ def test_imports_still_used_stay():
     "import torch\nopts = dict(volatile=True)\n",
 ])
 def test_unrelated_variables_are_never_touched(source):
-    outcome = migrate(source, codemods.ALL_RULES)
+    outcome = migrate(source, codemods.all_rules())
     assert not [f for f in outcome.findings if f.code.startswith("TM1")]
     assert migrate(source).text == source
 
@@ -877,13 +877,13 @@ state = repackage_hidden((torch.ones(2, requires_grad=True) * 2, torch.ones(1)))
 
 
 def test_full_script_with_all_rules_runs_and_trains_the_same():
-    outcome = migrate(LEGACY_SCRIPT, codemods.ALL_RULES)
+    outcome = migrate(LEGACY_SCRIPT, codemods.all_rules())
     text = outcome.text
     assert "Variable" not in text
     assert text.count("no_grad()") >= 1
     assert "isinstance(h, torch.Tensor)" in text
     assert not [f for f in outcome.findings if f.code.startswith("TM1") and not f.applied]
-    idempotent(outcome, codemods.ALL_RULES)
+    idempotent(outcome, codemods.all_rules())
     reference = execute(LEGACY_SCRIPT.replace("type(h) == Variable", "isinstance(h, torch.Tensor)"))
     new = execute(text)
     assert new["losses"] == pytest.approx(reference["losses"])
@@ -898,10 +898,10 @@ def test_full_script_with_all_rules_runs_and_trains_the_same():
     ("x = Variable(y.data.clone(), requires_grad=True)\n", "requires_grad_()"),
 ])
 def test_nested_fixes_compose_with_the_data_family(before, after):
-    outcome = migrate(HEADER + before, codemods.ALL_RULES)
+    outcome = migrate(HEADER + before, codemods.all_rules())
     assert after in outcome.text
     assert ".detach().detach()" not in outcome.text and "Variable" not in outcome.text
-    idempotent(outcome, codemods.ALL_RULES)
+    idempotent(outcome, codemods.all_rules())
 
 
 def test_cuda_chains_compose_with_the_device_family():
@@ -911,10 +911,10 @@ def test_cuda_chains_compose_with_the_device_family():
         y = Variable(y).cuda()
         out = model(Variable(x, volatile=True).cuda())
     """)
-    outcome = migrate(source, codemods.ALL_RULES)
+    outcome = migrate(source, codemods.all_rules())
     assert "Variable" not in outcome.text and outcome.text.count("no_grad()") == 1
     assert "requires_grad" not in outcome.text
-    idempotent(outcome, codemods.ALL_RULES)
+    idempotent(outcome, codemods.all_rules())
 
 
 # -- the project's legacy samples -------------------------------------------------------------------
