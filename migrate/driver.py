@@ -569,7 +569,7 @@ def run(
     jobs = min(jobs, max(1, len(pending) // 8))
     with _interruptible(), _collect_less():
         if jobs == 1:
-            rules = options.rules()
+            rules = options.rules() if pending else []
             computed = (process_file(*files[index], options, rules) for index in pending)
             pool = None
         else:
