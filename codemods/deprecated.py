@@ -202,11 +202,22 @@ LOSS_FUNCTIONS = frozenset(
     | {"huber_loss", "ctc_loss", "gaussian_nll_loss", "triplet_margin_with_distance_loss"})
 
 
+# Keywords renamed with the same meaning: (method name, or qualified function) -> {old keyword: new keyword}.
+# ``retain_variables`` was 0.3's name for ``retain_graph`` and is a TypeError since 1.0.
+RENAMED_KEYWORDS: Dict[str, Dict[str, str]] = {
+    "backward": {"retain_variables": "retain_graph"},  # Tensor.backward, any receiver
+    "torch.autograd.backward": {"retain_variables": "retain_graph"},
+    "torch.autograd.grad": {"retain_variables": "retain_graph"},
+}
+
+
 def table_rows() -> List[Tuple[str, str, str, str]]:
     """(rule code, old, current, note) for every table entry: the README's deprecated-API table."""
     rows = [("TM401", old, rep.new, rep.note) for old, rep in RENAMES.items()]
     rows += [("TM401", old, new, what) for old, (new, what) in SPECIAL_RENAMES.items()]
     rows += [("TM405", old, "reported", why) for old, why in REPORTED.items()]
+    rows += [("TM407", f"{where}({old}=)", f"{where}({new}=)", "same meaning; the old keyword is a TypeError")
+             for where, renames in RENAMED_KEYWORDS.items() for old, new in renames.items()]
     return sorted(rows, key=lambda row: (row[0], row[1]))
 
 
@@ -732,6 +743,50 @@ class OldPositionalSignature(Rule):
                     lambda updated: modern_signature(updated, tensor_receiver=tensor, qualified=qualified) or updated)
 
 
+class RenamedKeyword(Rule):
+    """Keywords that were renamed without a change of meaning (``RENAMED_KEYWORDS``): the old
+    spelling raises TypeError on current PyTorch. A method name counts on any receiver (only
+    tensors have ``backward(retain_variables=)``); a function counts by its qualified name."""
+
+    code = "TM407"
+    name = "renamed-keyword"
+    summary = "keywords renamed with the same meaning: `backward(retain_variables=)` becomes `retain_graph=`"
+    triggers = tuple(sorted({old for renames in RENAMED_KEYWORDS.values() for old in renames}))
+    changes = (
+        Example("loss.backward(retain_variables=True)\n", "loss.backward(retain_graph=True)\n"),
+        Example("import torch\n\ng = torch.autograd.grad(y, x, retain_variables=keep)\n",
+                "import torch\n\ng = torch.autograd.grad(y, x, retain_graph=keep)\n"),
+        Example("loss.backward(retain_variables=True, retain_graph=False)\n"),
+    )
+    keeps = (
+        "loss.backward(retain_graph=True)\n",
+        "import torch\n\nkeep(retain_variables=True)\n",
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        renames = RENAMED_KEYWORDS.get(self.ctx.qualname(func) or "") or (
+            RENAMED_KEYWORDS.get(func.attr.value) if isinstance(func, cst.Attribute) else None)
+        if not renames:
+            return
+        given = {arg.keyword.value for arg in node.args if arg.keyword is not None}
+        for old, new in renames.items():
+            if old not in given:
+                continue
+            if new in given:
+                self.report(node, f"`{old}=` is `{new}=` since PyTorch 0.4 (a TypeError now), and both are given: "
+                                  "keep one by hand")
+            else:
+                self.report(node, f"`{old}=` -> `{new}=` (renamed in PyTorch 0.4; the old keyword is a TypeError)",
+                            lambda updated, old=old, new=new: _renamed_keyword(updated, old, new))
+
+
+def _renamed_keyword(call: cst.Call, old: str, new: str) -> cst.Call:
+    args = [arg.with_changes(keyword=cst.Name(new)) if arg.keyword is not None and arg.keyword.value == old else arg
+            for arg in call.args]
+    return call.with_changes(args=args)
+
+
 class ImplicitSoftmaxDim(Rule):
     """``F.softmax(x)``, ``F.log_softmax(x)``, ``F.softmin(x)`` and ``nn.Softmax()`` without ``dim``
     use the legacy implicit choice (dim 0 for 0-, 1- and 3-dim inputs, else 1) and warn. The right
@@ -854,4 +909,4 @@ class LegacyUpsampleCorners(Rule):
 
 
 RULES = [RenamedFunction, SizeAverageReduce, OldPositionalSignature, ImplicitSoftmaxDim, DeprecatedNoRewrite,
-         LegacyUpsampleCorners]
+         LegacyUpsampleCorners, RenamedKeyword]

@@ -15,7 +15,7 @@ import torch
 
 import codemods
 from codemods import deprecated
-from codemods.deprecated import (FUNCTION_SIGNATURES, LOSS_PARAMETERS, METHOD_SIGNATURES, RENAMES, REPORTED,
+from codemods.deprecated import (FUNCTION_SIGNATURES, LOSS_PARAMETERS, METHOD_SIGNATURES, RENAMED_KEYWORDS, RENAMES, REPORTED,
                                  SPECIAL_RENAMES)
 from codemods.engine import run_rules
 
@@ -101,7 +101,20 @@ def test_renamed_removed_functions_are_gone_on_this_torch(old):
 
 def test_table_rows_cover_every_entry_once():
     rows = deprecated.table_rows()
-    assert len({row[1] for row in rows}) == len(rows) == len(RENAMES) + len(SPECIAL_RENAMES) + len(REPORTED)
+    keywords = sum(len(renames) for renames in RENAMED_KEYWORDS.values())
+    assert len({row[1] for row in rows}) == len(rows) == (len(RENAMES) + len(SPECIAL_RENAMES) + len(REPORTED)
+                                                          + keywords)
+
+
+def test_retain_variables_is_a_type_error_and_retain_graph_keeps_the_graph():
+    """TM407's premise on the installed torch: the old keyword fails, the new one means what it meant."""
+    x = torch.ones(2, requires_grad=True)
+    y = (x * x).sum()
+    with pytest.raises(TypeError):
+        y.backward(retain_variables=True)
+    y.backward(retain_graph=True)
+    y.backward()  # the graph was kept for a second pass
+    assert torch.equal(x.grad, 4 * x.detach())
 
 
 def test_reported_and_renamed_tables_do_not_overlap():
