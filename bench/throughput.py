@@ -12,8 +12,8 @@ times on the same machine and with the same number of processes:
   rewarm    `torch-migrate rewrite` again on the tree the cold run rewrote
   torchfix  TorchFix 0.7 `--fix` (installed into bench/.venv-torchfix on first use;
             it pins libcst < 1.6, so it cannot share our environment)
-(each of ours and the floor --repeat times, the fastest run counting; TorchFix,
-far slower, once) and prints each time, the ratios the throughput issue targets, and the peak
+(each of ours and the floor --repeat times, interleaved, the fastest run counting;
+TorchFix, far slower, once) and prints each time, the ratios the throughput issue targets, and the peak
 RSS of the largest process (main or worker) for the corpus and for the largest
 file alone.
 """
@@ -27,7 +27,6 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 VENV = ROOT / "bench" / ".venv-torchfix"
@@ -247,15 +246,18 @@ def main() -> None:
             shutil.copytree(corpus, copies[name])
             return copies[name]
 
-        def best(name: str, command: Callable[[], list]) -> tuple:
-            """The fastest of ``--repeat`` runs (a shared machine only ever adds time)."""
-            return min((measure(command(), cache_env(name)) for _ in range(args.repeat)), key=lambda run: run[0])
-
-        times = {}
-        times["floor"] = best("floor", lambda: [sys.executable, "-c", FLOOR, str(corpus), str(args.jobs)])
-        times["cold"] = best("rewrite", lambda: [*tool, "rewrite", "-q", *jobs, str(fresh("rewrite"))])
-        times["check"] = best("check", lambda: [*tool, "check", "-q", *jobs, str(fresh("check"))])
-        times["warm"] = best("check", lambda: [*tool, "check", "-q", *jobs, str(copies["check"])])
+        runs = {  # name -> (cache, command); the warm check reuses the cache its cold check just filled
+            "floor": ("floor", lambda: [sys.executable, "-c", FLOOR, str(corpus), str(args.jobs)]),
+            "cold": ("rewrite", lambda: [*tool, "rewrite", "-q", *jobs, str(fresh("rewrite"))]),
+            "check": ("check", lambda: [*tool, "check", "-q", *jobs, str(fresh("check"))]),
+            "warm": ("check", lambda: [*tool, "check", "-q", *jobs, str(copies["check"])]),
+        }
+        times: dict = {}
+        for _ in range(args.repeat):  # interleaved, so that a machine that slows down slows every run alike
+            for name, (cache, command) in runs.items():
+                run = measure(command(), cache_env(cache))
+                if name not in times or run[0] < times[name][0]:  # the fastest counts: load only ever adds
+                    times[name] = run
         times["rewarm"] = measure([*tool, "rewrite", "-q", *jobs, str(copies["rewrite"])], cache_env("rewrite"))
         times["largest file"] = measure([*tool, "rewrite", "--diff", "-q", "--no-cache", str(largest)], env)
         if not args.no_torchfix:
