@@ -599,7 +599,7 @@ class LoadWeightsOnly(Rule):
     name = "load-weights-only"
     summary = "`torch.load` of a whole pickled model/object keeps `weights_only=False` (True by default since 2.6)"
     triggers = ("load(",)
-    requires = ("torch",)  # it only matches names it resolves through the imports
+    requires = ("torch",)
     changes = (
         Example(
             "import torch\nwith open(args.checkpoint, 'rb') as f:\n    model = torch.load(f)\nmodel.eval()\n",
@@ -821,7 +821,7 @@ class FullIntFill(Rule):
     name = "full-int-fill"
     summary = "`torch.full(size, <int>)` keeps the legacy float dtype (an int fill gives int64 since 1.7)"
     triggers = ("full(",)
-    requires = ("torch",)  # it only matches names it resolves through the imports
+    requires = ("torch",)
     changes = (
         Example("import torch\nlabel = torch.full((batch_size,), 1, device=device)\n",
                 "import torch\nlabel = torch.full((batch_size,), 1.0, device=device)\n"),
@@ -1363,7 +1363,7 @@ class TorchvisionRenames(Rule):
     name = "torchvision-renames"
     summary = "torchvision renames: `Scale`->`Resize`, `RandomSizedCrop`->`RandomResizedCrop`, `range=`, `pretrained=`"
     triggers = ("Scale", "RandomSizedCrop", "range=", "pretrained=")
-    requires = ("torch",)  # it only matches names it resolves through the imports
+    requires = ("torch",)
     changes = (
         Example("import torchvision.transforms as transforms\nt = transforms.Scale(256)\n",
                 "import torchvision.transforms as transforms\nt = transforms.Resize(256)\n"),
@@ -1491,7 +1491,7 @@ class GridAlignCorners(Rule):
     name = "grid-align-corners"
     summary = "`F.grid_sample`/`F.affine_grid` without `align_corners` keep the legacy `align_corners=True`"
     triggers = ("grid_sample", "affine_grid")
-    requires = ("torch",)  # it only matches names it resolves through the imports
+    requires = ("torch",)
     changes = (
         Example("import torch.nn.functional as F\ngrid = F.affine_grid(theta, x.size())\ny = F.grid_sample(x, grid)\n",
                 "import torch.nn.functional as F\ngrid = F.affine_grid(theta, x.size(), align_corners=True)\n"
@@ -1568,7 +1568,7 @@ class LegacyAutogradFunction(Rule):
     name = "legacy-autograd-function"
     summary = "legacy `autograd.Function` with non-static `forward`: `@staticmethod` and `MyFn.apply(...)`"
     triggers = ("Function",)
-    requires = ("torch",)  # it only matches names it resolves through the imports
+    requires = ("torch",)
     changes = (
         Example(
             "from torch.autograd import Function\nclass Double(Function):\n    def forward(self, x):\n"

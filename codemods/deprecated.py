@@ -400,7 +400,7 @@ class RenamedFunction(Rule):
     summary = ("renamed or removed functions (`F.sigmoid`, `nn.init.xavier_uniform`, `clip_grad_norm`, "
                "`F.upsample`, `torch.gesv`, ...) become their current equivalents")
     triggers = tuple(sorted({q.rpartition(".")[2] for q in (*RENAMES, *SPECIAL_RENAMES)}))
-    requires = ("torch",)  # it only matches names it resolves through the imports
+    requires = ("torch",)
     changes = (
         Example("import torch\nimport torch.nn.functional as F\n\ny = F.sigmoid(x) + F.tanh(x)\n",
                 "import torch\n\ny = torch.sigmoid(x) + torch.tanh(x)\n"),
@@ -633,7 +633,7 @@ class SizeAverageReduce(Rule):
     name = "size-average-reduce"
     summary = "`size_average=`/`reduce=` on losses become the equivalent `reduction=`"
     triggers = ("size_average", "reduce", "Loss(", "loss(")
-    requires = ("torch",)  # it only matches names it resolves through the imports
+    requires = ("torch",)
     changes = (
         Example("import torch.nn.functional as F\n\nloss = F.nll_loss(output, target, size_average=False)\n",
                 "import torch.nn.functional as F\n\nloss = F.nll_loss(output, target, reduction='sum')\n"),
@@ -798,7 +798,7 @@ class ImplicitSoftmaxDim(Rule):
     name = "implicit-softmax-dim"
     summary = "softmax/log_softmax/softmin without `dim` (legacy implicit dim) are reported; `dim=1` is an unsafe fix"
     triggers = ("softmax", "Softmax", "softmin", "Softmin")
-    requires = ("torch",)  # it only matches names it resolves through the imports
+    requires = ("torch",)
     changes = (
         Example("import torch.nn.functional as F\n\np = F.log_softmax(self.fc(x))\n",
                 "import torch.nn.functional as F\n\np = F.log_softmax(self.fc(x), dim=1)\n", unsafe=True),
@@ -848,7 +848,7 @@ class DeprecatedNoRewrite(Rule):
     summary = ("deprecated or removed functions without an exact replacement (`torch.symeig`, `torch.svd`, "
                "`weight_norm`, ...) are reported")
     triggers = tuple(sorted({q.rpartition(".")[2] for q in REPORTED}))
-    requires = ("torch",)  # it only matches names it resolves through the imports
+    requires = ("torch",)
     changes = (
         Example("import torch\n\ne, v = torch.symeig(A, eigenvectors=True)\n"),
         Example("import torch.nn as nn\n\nlayer = nn.utils.weight_norm(nn.Linear(3, 4))\n"),
@@ -878,7 +878,7 @@ class LegacyUpsampleCorners(Rule):
     summary = ("linear-mode `F.upsample`/`nn.Upsample` without `align_corners` (0.3 aligned corners) are reported; "
                "`align_corners=True` is an unsafe fix")
     triggers = ("upsample", "Upsample")
-    requires = ("torch",)  # it only matches names it resolves through the imports
+    requires = ("torch",)
     changes = (
         Example("import torch.nn as nn\n\nup = nn.Upsample(scale_factor=2, mode='bilinear')\n",
                 "import torch.nn as nn\n\nup = nn.Upsample(scale_factor=2, mode='bilinear', align_corners=True)\n",
