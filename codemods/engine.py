@@ -2,7 +2,8 @@
 
 1. text rules (the documented token-level pre-pass: ``async=`` cannot be parsed),
 2. ``libcst.parse_module`` once,
-3. every rule's ``visit_*``/``leave_*`` dispatched from a single traversal,
+3. every rule's ``visit_*``/``leave_*`` dispatched from a single traversal (each node's children are
+   indexed once, for it and for every family's own analysis walk; layout nodes are left out),
 4. findings get positions (only when there are any) and inline suppressions,
 5. all fixes applied in one bottom-up transform, then scheduled import changes (``imports.py``),
 6. one ``module.code``. When no fix applies the input text is returned as is.

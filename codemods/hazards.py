@@ -198,15 +198,16 @@ def _target_names(target: cst.CSTNode) -> Iterator[cst.CSTNode]:
         yield target
 
 
+_DEFERRED = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})  # bodies that run later, if at all
+
+
 def _expressions(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Every node under ``node`` that runs with it (not the bodies of nested functions, classes, lambdas)."""
     stack = [node]
     while stack:
         current = stack.pop()
         yield current
-        for child in reversed(children(current)):
-            if not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                stack.append(child)
+        stack.extend(child for child in reversed(children(current)) if type(child) not in _DEFERRED)
 
 
 def _statements(body: cst.CSTNode) -> List[cst.CSTNode]:
