@@ -509,9 +509,12 @@ class _Evaluator:
             return "scalar"
         function = self.facts.functions.get(dotted(node.func) or "") if isinstance(node.func, cst.Name) else None
         if function is not None and self.qualname(node.func) is None:
-            values = self.facts.returns.get(id(function), [])
-            kinds = {self.dtype_kind(value, at) for value, at in values}
-            return kinds.pop() if len(kinds) == 1 else "unknown"
+            key = ("returns", id(function))
+            if key not in self.memo:
+                self.memo[key] = "unknown"  # while its returns are read: a recursive call is unknown
+                kinds = {self.dtype_kind(value, at) for value, at in self.facts.returns.get(id(function), [])}
+                self.memo[key] = kinds.pop() if len(kinds) == 1 else "unknown"
+            return self.memo[key]
         return "unknown"
 
 

@@ -403,8 +403,8 @@ def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type
     except cst.ParserSyntaxError as error:
         result.error = f"{shown}:{_syntax_error(source.text, error)}"
         return result
-    except RecursionError:
-        result.error = f"{shown}:1:1: too deeply nested to parse"
+    except RecursionError as error:  # nesting deeper than a walk can follow (or, if the file is flat, a rule bug)
+        result.error = f"{shown}:1:1: too deeply nested to analyse (recursion limit reached in {_blame(error)})"
         return result
     except Exception as error:  # a bug in a rule must not stop the other files
         result.error = (f"{shown}:1:1: internal error: {_culprits(source, active, options)} raised "

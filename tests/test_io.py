@@ -128,6 +128,16 @@ def test_a_50000_line_file(tmp_path):
     assert path.read_bytes() == migrated(data)
 
 
+def test_nesting_deeper_than_the_analysis_follows_is_refused_and_left_untouched(tmp_path):
+    """A 3,000-term sum parses (on the big stack) but is deeper than a recursive walk follows: reported with
+    the place the limit was hit, the file untouched, not called a bug of the rules."""
+    deep = b"import torch\nx = " + b" + ".join([b"a"] * 3000) + b"\ny = x.cuda()\n"
+    path = write(tmp_path / "deep.py", deep)
+    [result] = rewrite(path, select=("TM",))
+    assert result.error.startswith(f"{path}:1:1: too deeply nested to analyse (recursion limit reached in ")
+    assert not result.internal and path.read_bytes() == deep
+
+
 # -- inputs that must be refused, each with a path:line:col line ------------------------
 BAD = {  # name: (bytes, what the message says, line, column)
     "undecodable.py": (b"import torch\nname = 'caf\xe9'\ny = x.cuda(async=True)\n", "cannot decode as utf-8", 2, 12),

@@ -688,3 +688,32 @@ def test_suppression_comment_silences_a_rule():
     source = "import torch\nlabel = torch.full((2,), 1)  # torch-migrate: ignore[TM502]\n"
     outcome = run_rules(source, current.RULES)
     assert outcome.text == source and outcome.findings == []
+
+
+def test_recursive_functions_do_not_send_the_dtype_analysis_round_in_circles():
+    """``depth(n)`` returns ``depth(n - 1)``: its result's dtype is unknown, so the division is left alone
+    (this recursion once exhausted the stack on torch's own ``_inductor/scheduler.py``)."""
+    source = """
+        import torch
+
+
+        def depth(n):
+            if n == 0:
+                return torch.zeros(2).long()
+            return depth(n - 1)
+
+
+        def ping(n):
+            return pong(n)
+
+
+        def pong(n):
+            return ping(n) if n else torch.ones(1).long()
+
+
+        a = depth(3) / 2
+        b = ping(2) / 2
+    """
+    outcome = migrate(source)
+    assert outcome.text == textwrap.dedent(source) and codes(outcome) == []
+
