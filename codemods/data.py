@@ -757,6 +757,9 @@ class _Analysis:
         done with ``.data`` (``.cpu()``, ``.numpy()``, a torch function's argument). Names like
         ``dataset``, ``args``, ``self``, ``response`` never qualify.
         """
+        qualified = self.ctx.qualname(receiver) if isinstance(receiver, (cst.Name, cst.Attribute)) else None
+        if qualified is not None and qualified.rpartition(".")[2][:1].isupper():
+            return False  # an imported class: `Tensor.data` is the descriptor, not a tensor's data
         if self.leaf_like(receiver, scope):
             return True
         kind = self.kind(receiver, scope)
@@ -776,8 +779,9 @@ class _Analysis:
             func = receiver.func
             if isinstance(func, cst.Name) and func.value == "next":
                 return any(self.parameter_source(a.value, scope) for a in receiver.args)
-            return isinstance(func, cst.Attribute) and (func.attr.value in TENSOR_ONLY
-                                                        or func.attr.value in SCALAR_PRESERVING)
+            # a method called on a value; `lowering.permute(node)` is a module's function, not a tensor's method
+            return isinstance(func, cst.Attribute) and self.ctx.qualname(func) is None and (
+                func.attr.value in TENSOR_ONLY or func.attr.value in SCALAR_PRESERVING)
         if not isinstance(receiver, cst.Name):
             return False
         name = receiver.value
@@ -906,6 +910,8 @@ class _Analysis:
         scope = self.scope_for(ancestors)
         receiver = attr.value
         parent = ancestors[-2]
+        if isinstance(parent, cst.Attribute) and parent.value is attr and parent.attr.value.startswith("__"):
+            return None  # `Tensor.data.__get__`: the descriptor itself, not a tensor's data
         grand = ancestors[-3] if len(ancestors) > 2 else None
         index_zero = (isinstance(parent, cst.Subscript) and parent.value is attr and _index_value(parent) == 0
                       and not _tensor_context(parent, grand) and not _written(ancestors[:-1]))
@@ -1474,6 +1480,8 @@ class DataRead(_DataSiteRule):
         "import torch.utils.data\nloader = torch.utils.data.DataLoader(ds)\n",
         "def fill(t):\n    t.zero_()\n\n\nfill(h.data)\n",  # a function of this file that changes it in place
         "import torch\nx = torch.randn(3)\nh = x.data\nh.zero_()\nself.buf = x.data\n",  # aliases changed later
+        "from torch import Tensor\ngetter = Tensor.data.__get__\nsize = Tensor.data\n",  # the class's descriptor
+        "import torch\nimport compiler.lowering as L\nview = L.permute(node, dims).data\n",  # a module's function
     )
 
 
