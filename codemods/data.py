@@ -757,9 +757,6 @@ class _Analysis:
         done with ``.data`` (``.cpu()``, ``.numpy()``, a torch function's argument). Names like
         ``dataset``, ``args``, ``self``, ``response`` never qualify.
         """
-        qualified = self.ctx.qualname(receiver) if isinstance(receiver, (cst.Name, cst.Attribute)) else None
-        if qualified is not None and qualified.rpartition(".")[2][:1].isupper():
-            return False  # an imported class: `Tensor.data` is the descriptor, not a tensor's data
         if self.leaf_like(receiver, scope):
             return True
         kind = self.kind(receiver, scope)
