@@ -1,9 +1,16 @@
 """Equivalence harness: prove a migrated training script trains like the original.
 
-Layers (each imports only those above it): ``bootstrap``/``recorder``/``compat``
-run inside the child interpreter (stdlib + torch only); ``runner`` starts and
-cleans up children; ``comparer`` judges two records; ``attribution`` names the
-changed lines; ``verify`` ties them together; ``report`` and ``cli`` present.
+Layers (each imports only those above it):
+
+- ``child/`` runs inside the child interpreter (stdlib + torch, Python 3.5 syntax):
+  ``bootstrap`` (entry point), ``recorder``, ``compat``, and ``schema``, the one
+  description of every record kind and field, shared with the parent;
+- ``records``: the parent's typed records, built from the schema;
+- ``runner``: ``RunSpec`` (picklable) -> ``RunOutcome`` (picklable, self-contained);
+  ``run_side`` runs a pipeline of specs in one mirror;
+- ``comparer``: two outcomes -> ``PairComparison`` (pure: no runs, no files);
+- ``attribution`` names the changed lines; ``verify`` plans runs (``plan_runs``),
+  makes them (``run_locally``) and judges them (``judge``); ``report`` and ``cli`` present.
 """
 from .verify import (
     EXIT_DIFFERENT,
@@ -13,10 +20,15 @@ from .verify import (
     UsageError,
     VerifyOptions,
     VerifyResult,
+    judge,
+    plan_runs,
+    run_locally,
+    verify_pipeline,
     verify_scripts,
 )
 
 __all__ = [
     "EXIT_DIFFERENT", "EXIT_EQUIVALENT", "EXIT_NO_COMPARISON", "EXIT_USAGE", "UsageError",
-    "VerifyOptions", "VerifyResult", "verify_scripts",
+    "VerifyOptions", "VerifyResult", "judge", "plan_runs", "run_locally", "verify_pipeline",
+    "verify_scripts",
 ]

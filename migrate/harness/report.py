@@ -76,7 +76,7 @@ def render(result: VerifyResult, console: Console | None = None) -> None:
     for column in ("run", "status", "steps", "wall", "peak memory", "detail"):
         runs.add_column(column)
     for run in result.runs:
-        peak = (run.memory or {}).get("peak_bytes")
+        peak = run.memory.peak_bytes if run.memory else None
         runs.add_row(run.spec.label, run.status, str(run.complete_steps), f"{run.wall_time:.1f} s",
                      "-" if peak is None else f"{peak / 2**20:.2f} MiB", _short(run.reason))
     console.print(runs)
