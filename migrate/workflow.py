@@ -3,8 +3,10 @@
 1. snapshot the original tree (Python sources copied, other files hard-linked:
    data is never copied needlessly),
 2. rewrite in place (or, with ``--diff``, in a second copy, leaving REPO alone),
-3. verify each entry point: the snapshot's script (with the 0.3 compatibility
-   layer, as legacy code does not run on current PyTorch) against the new one,
+3. verify the entry points: the snapshot's scripts (with the 0.3 compatibility
+   layer, as legacy code does not run on current PyTorch) against the new ones,
+   in the order given, in one mirror per side (a pipeline: what train.py saves,
+   infer.py loads),
 4. ``check`` the new tree for hazards left,
 5. for an entry point that diverges, search the applied rules for the one
    whose changes cause it: re-rewrite a fresh copy with one rule left out at a
@@ -34,7 +36,8 @@ from rich.markdown import Markdown
 from migrate import driver
 from migrate.config import load_config
 from migrate.discover import SKIP_DIRS, discover
-from migrate.harness import VerifyOptions, VerifyResult, verify_scripts
+from migrate.harness import VerifyOptions, VerifyResult, verify_pipeline
+from migrate.harness.report import comparison_line
 from migrate.harness.report import to_markdown as verify_markdown
 
 console = Console(stderr=True, highlight=False)
@@ -105,14 +108,14 @@ class ReportCard:
             lines += ["| rule | fixes |", "|---|---|"] + [f"| {c} | {n} |" for c, n in sorted(self.fixes.items())]
             lines.append("")
         if self.entries:
-            lines += ["| entry point | verdict | detail |", "|---|---|---|"]
+            lines += ["| entry point | verdict | compared | detail |", "|---|---|---|---|"]
             for entry in self.entries:
                 detail = entry.verify.reason.replace("|", "\\|")
                 if entry.culprit:
                     detail += f" — caused by **{entry.culprit}** (leave it out: `--ignore {entry.culprit}`)"
                 if entry.left_out:
                     detail += f" — after leaving out {', '.join(entry.left_out)}"
-                lines.append(f"| `{entry.entry}` | {entry.verify.verdict} | {detail} |")
+                lines.append(f"| `{entry.entry}` | {entry.verify.verdict} | {comparison_line(entry.verify)} | {detail} |")
             lines.append("")
         if self.hazards:
             lines += ["Hazards left (`torch-migrate check`):", ""]
@@ -163,13 +166,13 @@ def migrate_repo(
                                                           rewrite_options.ignore), jobs)
         hazards = [dict(f.to_dict(), path=str(Path(r.path).relative_to(new)))
                    for r in lint for f in r.findings if f.code >= "TM6"]
-        entry_results = []
-        for entry in entries:
-            progress(f"verifying {entry}")
-            result = EntryResult(entry, _verify(old, new, entry, verify_options))
+        progress(f"verifying {', '.join(entries)}")
+        entry_results = [EntryResult(entry, verdict) for entry, verdict in
+                         zip(entries, _verify(old, new, entries, verify_options, progress))]
+        for i, result in enumerate(entry_results):
             if result.verify.verdict == "different" and search:
-                _search_culprit(result, old, work, fixes, rewrite_options, verify_options, jobs, progress)
-            entry_results.append(result)
+                _search_culprit(result, entries[:i + 1], old, work, fixes, rewrite_options, verify_options, jobs,
+                                progress)
         dropped = tuple(sorted({e.culprit for e in entry_results if e.culprit and leave_out(e.culprit)}))
         if dropped:
             progress(f"rewriting again without {', '.join(dropped)}")
@@ -180,9 +183,9 @@ def migrate_repo(
             rewrite_options = replace(rewrite_options, ignore=(*rewrite_options.ignore, *dropped))
             results = _rewrite(new, rewrite_options, jobs)
             fixes = driver.applied_fixes(results)
-            for result in entry_results:
+            for result, verdict in zip(entry_results, _verify(old, new, entries, verify_options, progress)):
                 result.left_out = dropped
-                result.verify = _verify(old, new, result.entry, verify_options)
+                result.verify = verdict
         diff = "" if in_place else "".join(_diff(old, new, Path(r.path).relative_to(new)) for r in results if r.changed)
     return ReportCard(
         repo=str(repo), written=in_place, files=len(results), diff=diff,
@@ -200,15 +203,18 @@ def _diff(old: Path, new: Path, relative: Path) -> str:
         f"a/{name}", f"b/{name}"))
 
 
-def _verify(old: Path, new: Path, entry: str, options: VerifyOptions) -> VerifyResult:
-    script_old, script_new = old / entry, new / entry
-    return verify_scripts(script_old, script_new,
-                          replace(options, old_cwd=old, new_cwd=new))
+def _verify(old: Path, new: Path, entries: Sequence[str], options: VerifyOptions,
+            progress: Callable[[str], None]) -> List[VerifyResult]:
+    """The entry points in order, in one mirror of each tree per side (a pipeline)."""
+    return verify_pipeline([(old / entry, new / entry) for entry in entries],
+                           replace(options, old_root=old, new_root=new), progress)
 
 
-def _search_culprit(result: EntryResult, old: Path, work: Path, fixes: Counter, options: driver.Options,
-                    verify_options: VerifyOptions, jobs: int, progress: Callable[[str], None]) -> None:
-    """Leave one applied rule out at a time until the entry point verifies equivalent."""
+def _search_culprit(result: EntryResult, pipeline: Sequence[str], old: Path, work: Path, fixes: Counter,
+                    options: driver.Options, verify_options: VerifyOptions, jobs: int,
+                    progress: Callable[[str], None]) -> None:
+    """Leave one applied rule out at a time until the entry point (run after the entry points
+    before it, which it may depend on) verifies equivalent."""
     blamed = [c.change.code for c in result.verify.culprits if getattr(c.change, "code", None)]
     order = list(dict.fromkeys([code for code in blamed if code in fixes] + sorted(fixes)))
     for code in order:
@@ -217,9 +223,15 @@ def _search_culprit(result: EntryResult, old: Path, work: Path, fixes: Counter, 
         snapshot(old, trial)
         _rewrite(trial, replace(options, ignore=(*options.ignore, code)), jobs)
         result.tried.append(code)
-        if _verify(old, trial, result.entry, verify_options).verdict == "equivalent":
+        if _verify(old, trial, pipeline, verify_options, progress)[-1].verdict == "equivalent":
             result.culprit = code
             return
+
+
+def _step_limit(option: Optional[int], configured: Optional[int]) -> Optional[int]:
+    """Steps per entry point: the option, else the configuration, else 5; 0 means no limit."""
+    steps = option if option is not None else (configured or 5)
+    return steps or None
 
 
 def migrate_command(
@@ -228,13 +240,14 @@ def migrate_command(
                                                       show_default=False),
     entry: Optional[List[str]] = typer.Option(None, "--entry", help="Training script to verify (relative to REPO); repeatable. Default: `entry` in \\[tool.torch-migrate]."),
     diff: bool = typer.Option(False, "--diff", "--dry-run", help="Leave REPO untouched: rewrite and verify a copy, print the diff."),
-    steps: Optional[int] = typer.Option(None, min=1, help="Optimizer steps to compare per entry point (default 5)."),
+    steps: Optional[int] = typer.Option(None, min=0, help="Optimizer steps to compare per entry point (default 5; 0: run each to its end, as a pipeline whose later entry points read what training saves needs)."),
     timeout: float = typer.Option(300.0, min=1, help="Seconds per script run."),
     select: Optional[List[str]] = typer.Option(None, "--select", help="Rule codes or prefixes to apply."),
     ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Rule codes or prefixes to skip."),
     unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Also apply fixes that change behaviour."),
     compat: bool = typer.Option(True, "--compat/--no-compat", help="Run the original with the 0.3 compatibility layer."),
     old_python: Optional[str] = typer.Option(None, help="Interpreter for the original scripts (an old PyTorch venv)."),
+    new_python: Optional[str] = typer.Option(None, help="Interpreter for the rewritten scripts (default: this one)."),
     search: bool = typer.Option(True, "--search/--no-search", help="On divergence, find the rule that causes it."),
     leave_out: bool = typer.Option(False, "--leave-out-diverging", help="Without asking, rewrite again without the rule found to cause a divergence."),
     markdown: Optional[Path] = typer.Option(None, "--markdown", help="Write the report card as Markdown (for a pull request)."),
@@ -262,8 +275,9 @@ def migrate_command(
                                      codes(ignore) or tuple(config.ignore), unsafe_fixes,
                                      tuple((p, tuple(c)) for p, c in config.per_file_ignores.items()))
     verify_options = VerifyOptions(
-        script_args=tuple(script_args or ()), steps=steps or config.steps or 5, device="cpu", timeout=timeout,
-        rtol=config.rtol, atol=config.atol, compat=compat, old_python=old_python,
+        script_args=tuple(script_args or ()), steps=_step_limit(steps, config.steps), device="cpu",
+        timeout=timeout, rtol=config.rtol, atol=config.atol, compat=compat, old_python=old_python,
+        new_python=new_python,
         **({"memory_tolerance": config.memory_tolerance} if config.memory_tolerance is not None else {}))
 
     def ask(code: str) -> bool:

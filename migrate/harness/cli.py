@@ -2,6 +2,7 @@
 ``app.command("verify")(verify)``; everything after ``--`` goes to both scripts."""
 from __future__ import annotations
 
+import contextlib
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
@@ -10,7 +11,7 @@ import typer
 from rich.console import Console
 
 from . import report
-from .comparer import DEFAULT_MEMORY_TOLERANCE
+from .comparer import DEFAULT_MEMORY_TOLERANCE, Comparisons
 from .verify import EXIT_USAGE, UsageError, VerifyOptions, verify_scripts
 
 
@@ -51,6 +52,28 @@ def verify(
         "--compat", help="Run OLD with the PyTorch 0.3 compatibility layer (`.data[0]`, volatile, async=, ...).")] = False,
     old_python: Annotated[Optional[str], typer.Option(
         help="Interpreter for OLD (e.g. a venv with an old PyTorch).")] = None,
+    new_python: Annotated[Optional[str], typer.Option(
+        help="Interpreter for NEW (default: this one).")] = None,
+    root: Annotated[Optional[Path], typer.Option(
+        help="The tree each run sees a copy of (default: the git repository holding the script, else its folder).",
+        exists=True, file_okay=False)] = None,
+    ignore_output: Annotated[Optional[list[str]], typer.Option(
+        "--ignore-output", metavar="GLOB", help="Leave written files matching GLOB out of the comparison "
+                                                "(repeatable; a path from the script's folder or the root, or a file name).")] = None,
+    compare_evaluation: Annotated[bool, typer.Option(
+        "--compare-evaluation/--no-compare-evaluation", help="Compare evaluation forward passes (outputs of module calls "
+                                                 "outside training steps).")] = True,
+    compare_stdout: Annotated[bool, typer.Option("--compare-stdout/--no-compare-stdout",
+                                                 help="Compare what the scripts print, line by line.")] = True,
+    compare_stderr: Annotated[bool, typer.Option("--compare-stderr/--no-compare-stderr",
+                                                 help="Compare stderr (warnings left out).")] = True,
+    compare_metrics: Annotated[bool, typer.Option(
+        "--compare-metrics/--no-compare-metrics",
+        help="Compare logged metrics as series (printed, logging, TensorBoard add_scalar).")] = True,
+    compare_artifacts: Annotated[bool, typer.Option(
+        "--compare-artifacts/--no-compare-artifacts",
+        help="Compare the files the scripts write (checkpoints, images, .npy, text).")] = True,
+    verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Show each run's output as it comes.")] = False,
     change_map: Annotated[Optional[Path], typer.Option(
         help="JSON change map written by `torch-migrate rewrite`, to name the lines responsible.", **_FILE)] = None,
     json_path: Annotated[Optional[Path], typer.Option("--json", help="Write the full result as JSON.")] = None,
@@ -58,7 +81,8 @@ def verify(
     seed: Annotated[int, typer.Option(help="Seed for torch, random and numpy in both runs.")] = 0,
 ) -> None:
     """Run OLD and NEW with the same seeds and compare losses, gradients, values
-    and peak memory step by step; report the first divergence.
+    and peak memory step by step, evaluation forward passes, printed output,
+    logged metrics and written files; report the first divergence.
 
     Exit status: 0 equivalent; 1 not equivalent (including NEW raising or
     crashing where OLD did not); 2 usage error; 3 no comparison possible (OLD
@@ -68,10 +92,13 @@ def verify(
     options = VerifyOptions(
         script_args=tuple(script_args or ()), steps=steps, device=device.value, timeout=timeout, rtol=rtol,
         atol=atol, memory_tolerance=memory_tolerance, memory_steps=memory_steps, full=full, compat=compat,
-        old_python=old_python, change_map=change_map, seed=seed)
+        old_python=old_python, new_python=new_python, old_root=root, new_root=root, change_map=change_map, seed=seed,
+        compare=Comparisons(evaluation=compare_evaluation, stdout=compare_stdout, stderr=compare_stderr,
+                            metrics=compare_metrics, artifacts=compare_artifacts),
+        ignore_output=tuple(ignore_output or ()), echo=verbose)
     try:
-        with console.status("running") as status:
-            result = verify_scripts(old, new, options, progress=status.update)
+        with console.status("running") if not verbose else contextlib.nullcontext() as status:
+            result = verify_scripts(old, new, options, progress=status.update if status else console.print)
     except UsageError as exc:
         console.print(f"[red]error:[/red] {exc}", highlight=False)
         raise typer.Exit(EXIT_USAGE) from None

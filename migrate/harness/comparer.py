@@ -20,6 +20,9 @@ with the bound it implies: ``|Δsum|, |ΔL1| <= n*atol + rtol*L1``,
 Peak memory fails when NEW exceeds OLD by more than ``memory_tolerance``
 (relative; using less is fine). Wall time is shown, never judged: it is too
 noisy on shared machines.
+
+Beyond the steps (``outputs``, each switched by ``Comparisons``): evaluation
+forward passes, stdout and stderr, logged metrics, and the files each run wrote.
 """
 from __future__ import annotations
 
@@ -41,8 +44,13 @@ CROSS_DEVICE_TOLERANCES = {
     "complex64": (1e-3, 1e-4), "complex128": (1e-5, 1e-6),
 }
 DEFAULT_MEMORY_TOLERANCE = 0.10
-# Where a check sits inside a step, so that "first" follows the order things happen in.
-_ORDER = {"loss": 0, "grad": 1, "value": 2, "outcome": 3, "memory": 4, "time": 5}
+# Where a check sits inside a step, so that "first" follows the order things happen in: an evaluation
+# call in step k's window ran before step k's loss; what the step printed or logged comes after it.
+_ORDER = {"eval": 0, "loss": 1, "grad": 2, "value": 3, "metric": 4, "outcome": 5, "stdout": 6, "stderr": 7,
+          "artifact": 8, "memory": 9, "time": 10}
+KIND_NAMES = {"loss": "losses", "grad": "gradients", "value": "parameter values", "eval": "evaluation",
+              "stdout": "stdout", "stderr": "stderr", "metric": "metrics", "artifact": "files written",
+              "outcome": "outcome", "memory": "peak memory", "time": "time per step"}
 
 
 @dataclass(frozen=True)
@@ -63,7 +71,7 @@ class Check:
 
     step: int | None
     quantity: str
-    kind: str  # loss | grad | value | outcome | memory | time
+    kind: str  # a key of _ORDER
     ok: bool | None  # None: shown for information only
     param: str | None = None
     max_abs: float = 0.0
@@ -71,6 +79,7 @@ class Check:
     old: str = ""
     new: str = ""
     note: str = ""
+    at: str = ""  # where within the step or run, when the step does not say it all ("line 12", "after step 3")
 
     @property
     def position(self) -> tuple[float, int]:
@@ -109,6 +118,25 @@ class Quantity:
         return max(c.max_rel for c in self.checks)
 
 
+@dataclass(frozen=True)
+class Comparisons:
+    """What is compared besides the training steps, outcome and memory (each can be switched off)."""
+
+    evaluation: bool = True
+    stdout: bool = True
+    stderr: bool = True
+    metrics: bool = True
+    artifacts: bool = True
+
+    def off(self) -> list[str]:
+        return [name for name, on in vars(self).items() if not on]
+
+
+# Comparison -> the Check kinds it produces.
+COMPARISON_KINDS = {"evaluation": "eval", "stdout": "stdout", "stderr": "stderr", "metrics": "metric",
+                    "artifacts": "artifact"}
+
+
 @dataclass
 class PairComparison:
     label: str
@@ -116,6 +144,26 @@ class PairComparison:
     new: RunOutcome
     cross_device: bool
     quantities: list[Quantity]
+    comparisons: Comparisons = Comparisons()
+
+    def summary(self) -> list[tuple[str, bool | None, str]]:
+        """(comparison, verdict, detail) per kind of check, in the order they are made:
+        verdict None for a comparison switched off or with nothing recorded."""
+        rows = []
+        for kind in _ORDER:
+            quantities = [q for q in self.quantities if q.kind == kind]
+            switch = next((name for name, k in COMPARISON_KINDS.items() if k == kind), None)
+            if switch and not getattr(self.comparisons, switch):
+                rows.append((KIND_NAMES[kind], None, f"off (--no-compare-{switch})"))
+            elif quantities:
+                bad = [q for q in quantities if q.ok is False]
+                checks = sum(len(q.checks) for q in quantities)
+                detail = f"{len(bad)} of {len(quantities)} differ" if bad else f"{len(quantities)} compared"
+                rows.append((KIND_NAMES[kind], False if bad else (None if all(q.ok is None for q in quantities)
+                                                                 else True), f"{detail}, {checks} check(s)"))
+            elif switch:
+                rows.append((KIND_NAMES[kind], None, "nothing recorded"))
+        return rows
 
     @property
     def first_divergence(self) -> Check | None:
@@ -320,17 +368,33 @@ def _bytes(n: float) -> str:
 
 
 def compare_runs(label: str, old: RunOutcome, new: RunOutcome, tol: Tolerance,
-                 memory_tolerance: float = DEFAULT_MEMORY_TOLERANCE) -> PairComparison:
+                 memory_tolerance: float = DEFAULT_MEMORY_TOLERANCE,
+                 comparisons: Comparisons = Comparisons()) -> PairComparison:
+    from . import outputs  # it builds on this module's checks and tensors
+
     c = _Collector()
     if new.status == "skipped":
-        return PairComparison(label, old, new, tol.cross_device, [])
+        return PairComparison(label, old, new, tol.cross_device, [], comparisons)
     old_steps = {s.step: s for s in old.steps}
     new_steps = {s.step: s for s in new.steps}
     for k in sorted(set(old_steps) & set(new_steps)):
         _compare_step(c, k, old_steps[k], new_steps[k], tol)
+    if comparisons.evaluation:
+        for check in outputs.compare_evaluation(old, new, tol):
+            c.add(check)
+    if comparisons.metrics:
+        for check in outputs.compare_metrics(old, new, tol):
+            c.add(check)
     c.add(_outcome_check(old, new))
+    same_end = old.status == new.status == "ok"  # a run that died printed and wrote less: the outcome says it
+    for stream in ("stdout", "stderr"):
+        if getattr(comparisons, stream) and same_end:
+            c.add(outputs.compare_stream(old, new, stream, tol))
+    if comparisons.artifacts and same_end:
+        for check in outputs.compare_artifacts(old, new, tol):
+            c.add(check)
     if not tol.cross_device:  # memory and time are different quantities on different devices
         for check in (_memory_check(old, new, memory_tolerance), _time_check(old, new)):
             if check is not None:
                 c.add(check)
-    return PairComparison(label, old, new, tol.cross_device, list(c.quantities.values()))
+    return PairComparison(label, old, new, tol.cross_device, list(c.quantities.values()), comparisons)

@@ -123,6 +123,12 @@ Step = _CLASSES["step"]
 Memory = _CLASSES["memory"]
 ExceptionRecord = _CLASSES["exception"]
 End = _CLASSES["end"]
+Output = _CLASSES["output"]
+Entry = _CLASSES["entry"]
+Forward = _CLASSES["forward"]
+Scalar = _CLASSES["scalar"]
+Log = _CLASSES["log"]
+Artifact = _CLASSES["artifact"]
 
 
 def parse(raw: dict) -> _Record:

@@ -1,6 +1,7 @@
 """Present a VerifyResult: a rich table for people, Markdown for the ``migrate``
 command's summary, JSON with everything, JUnit XML with one test case per
-compared quantity (so CI shows which gradient broke)."""
+compared quantity (so CI shows which gradient broke). Each comparison (steps,
+evaluation, stdout, stderr, metrics, files, memory) has its own line in every form."""
 from __future__ import annotations
 
 import json
@@ -12,7 +13,7 @@ from rich.table import Table
 
 from .attribution import user_frames
 from .comparer import Check, PairComparison, Quantity
-from .verify import VerifyResult
+from .verify import VerifyResult, where
 
 MAX_PASSING_ROWS = 30  # a big model has thousands of tensors; failing rows are always all shown
 _VERDICT_TEXT = {"equivalent": "EQUIVALENT", "different": "NOT EQUIVALENT", "error": "NO COMPARISON POSSIBLE"}
@@ -24,7 +25,30 @@ def _ok_text(ok: bool | None) -> str:
 
 
 def _where(check: Check) -> str:
+    if check.at:
+        return check.at if check.step is None or check.kind == "eval" else f"step {check.step}, {check.at}"
     return "whole run" if check.step is None else f"step {check.step}"
+
+
+def comparison_line(result: VerifyResult) -> str:
+    """One line naming each comparison's verdict, for a summary table row (``migrate``'s card)."""
+    pair = result.divergence_pair or (result.pairs[0] if result.pairs else None)
+    if pair is None or not pair.quantities:
+        return "-"
+    mark = {True: "ok", False: "DIFFERS", None: "-"}
+    return ", ".join(f"{name} {mark[ok]}" for name, ok, detail in pair.summary() if not detail.startswith("off"))
+
+
+def _stream_blocks(result: VerifyResult) -> list[str]:
+    """The first differing line of each printed stream, with its number and both texts."""
+    lines = []
+    for pair in result.pairs:
+        for q in pair.quantities:
+            bad = q.first_bad
+            if q.kind in ("stdout", "stderr") and bad is not None:
+                step = "" if bad.step is None else f" (step {bad.step})"
+                lines += [f"{pair.label} {q.name}, {bad.at}{step}: {bad.note}", f"  OLD: {bad.old}", f"  NEW: {bad.new}"]
+    return lines
 
 
 def _rows(pair: PairComparison) -> tuple[list[Quantity], int]:
@@ -56,7 +80,7 @@ def _divergence_lines(result: VerifyResult) -> list[str]:
     first = result.first_divergence
     if first is None:
         return []
-    lines = [f"{result.divergence_pair.label}: {first.quantity} at {_where(first)}",
+    lines = [f"{result.divergence_pair.label}: {first.quantity} {where(first)}",
              f"OLD {first.old or '-'}  NEW {first.new or '-'}"]
     if first.kind in ("loss", "grad", "value"):
         lines.append(f"max abs error {first.max_abs:.3g}, max rel error {first.max_rel:.3g}")
@@ -81,6 +105,14 @@ def render(result: VerifyResult, console: Console | None = None) -> None:
                      "-" if peak is None else f"{peak / 2**20:.2f} MiB", _short(run.reason))
     console.print(runs)
     for pair in (p for p in result.pairs if p.quantities):
+        summary = Table(title=f"Comparisons ({pair.label})", title_justify="left")
+        for column in ("comparison", "verdict", "detail"):
+            summary.add_column(column)
+        for name, ok, detail in pair.summary():
+            summary.add_row(name, _ok_text(ok) if ok is not None else "-", detail,
+                            style={False: "red", None: "dim"}.get(ok, ""))
+        console.print(summary)
+    for pair in (p for p in result.pairs if p.quantities):
         table = Table(title=f"OLD vs NEW ({pair.label})", title_justify="left")
         for column in ("quantity", "steps", "OLD", "NEW", "max abs", "max rel", "verdict"):
             table.add_column(column)
@@ -98,6 +130,11 @@ def render(result: VerifyResult, console: Console | None = None) -> None:
         if run.status in ("failed", "crashed") and run.stderr_tail.strip():
             console.print(f"[bold]{run.spec.label} stderr (end):[/bold]")
             console.print("\n".join(run.stderr_tail.rstrip().splitlines()[-8:]), markup=False, highlight=False)
+    streams = _stream_blocks(result)
+    if streams:
+        console.print("[bold]Printed output[/bold]")
+        for line in streams:
+            console.print(f"  {line}", markup=False, highlight=False)
     divergence = _divergence_lines(result)
     if divergence:
         console.print("[bold]First divergence[/bold]")
@@ -117,13 +154,19 @@ def to_markdown(result: VerifyResult) -> str:
              "| run | status | steps | detail |", "|---|---|---|---|"]
     lines += [f"| {r.spec.label} | {r.status} | {r.complete_steps} | {_short(r.reason)} |" for r in result.runs]
     for pair in (p for p in result.pairs if p.quantities):
+        lines += ["", f"Comparisons ({pair.label}):", "", "| comparison | verdict | detail |", "|---|---|---|"]
+        lines += [f"| {name} | {_ok_text(ok) if ok is not None else '-'} | {detail} |"
+                  for name, ok, detail in pair.summary()]
         rows, hidden = _rows(pair)
         lines += ["", f"OLD vs NEW ({pair.label}):", "",
                   "| quantity | OLD | NEW | max abs | max rel | verdict |", "|---|---|---|---|---|---|"]
-        lines += [f"| {q.name} | {q.shown.old} | {q.shown.new} | {q.max_abs:.3g} | {q.max_rel:.3g} | "
-                  f"{_ok_text(q.ok)} |" for q in rows]
+        lines += [f"| {_cell(q.name)} | {_cell(q.shown.old)} | {_cell(q.shown.new)} | {q.max_abs:.3g} | "
+                  f"{q.max_rel:.3g} | {_ok_text(q.ok)} |" for q in rows]
         if hidden:
             lines.append(f"| ... {hidden} more equivalent | | | | | |")
+    streams = _stream_blocks(result)
+    if streams:
+        lines += ["", "Printed output:", "", "```"] + streams + ["```"]
     divergence = _divergence_lines(result)
     if divergence:
         lines += ["", "First divergence:", ""] + [f"- {line}" for line in divergence]
@@ -131,6 +174,11 @@ def to_markdown(result: VerifyResult) -> str:
     if culprits:
         lines += ["", "Most likely responsible changes in NEW:", ""] + [f"- {line}" for line in culprits]
     return "\n".join(lines) + "\n"
+
+
+def _cell(value: str) -> str:
+    """A Markdown table cell: pipes escaped, one line."""
+    return value.replace("|", "\\|").replace("\n", " ")
 
 
 def write_json(result: VerifyResult, path: Path) -> None:
@@ -145,8 +193,12 @@ def write_junit(result: VerifyResult, path: Path) -> None:
         ET.SubElement(case, "error", message=result.reason)
         cases, errors = 1, 1
     for pair in result.pairs:
+        for switch in pair.comparisons.off():
+            case = ET.SubElement(suite, "testcase", classname=f"verify.{pair.label}", name=switch)
+            ET.SubElement(case, "skipped", message=f"--no-compare-{switch}")
+            cases += 1
         for q in pair.quantities:
-            case = ET.SubElement(suite, "testcase", classname=f"verify.{pair.label}", name=q.name)
+            case = ET.SubElement(suite, "testcase", classname=f"verify.{pair.label}.{q.kind}", name=q.name)
             cases += 1
             bad = q.first_bad
             if bad is not None:
@@ -154,6 +206,7 @@ def write_junit(result: VerifyResult, path: Path) -> None:
                 ET.SubElement(case, "failure", message=f"{_where(bad)}: OLD {bad.old}, NEW {bad.new}. {bad.note}".strip())
             elif q.ok is None:
                 ET.SubElement(case, "system-out").text = f"OLD {q.shown.old}, NEW {q.shown.new} {q.shown.note}"
+    suite.set("skipped", str(sum(len(p.comparisons.off()) for p in result.pairs)))
     suite.set("tests", str(cases))
     suite.set("failures", str(failures))
     suite.set("errors", str(errors))

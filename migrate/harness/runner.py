@@ -18,7 +18,9 @@ Why each precaution:
   interrupted, the group and every process carrying the marker (also
   ``setsid`` escapees) get SIGTERM, then SIGKILL: nothing is left behind.
 - stdin is closed (a script that reads it gets EOF at once) and output goes to
-  files, so megabytes of it neither block the child nor fill the harness's memory.
+  files, so megabytes of it neither block the child nor fill the harness's memory
+  (the first OUTPUT_LIMIT bytes of each stream are kept for comparison, and the
+  tail for the report); with ``echo`` it is also copied to the terminal as it comes.
 """
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -38,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import records
-from .records import ExceptionRecord, Header, Memory, End, Step
+from .records import Artifact, End, ExceptionRecord, Forward, Header, Log, Memory, Scalar, Step
 
 BOOTSTRAP = Path(__file__).with_name("child") / "bootstrap.py"
 MARKER_VAR = "TORCH_MIGRATE_RUN"
@@ -46,6 +49,7 @@ COPY_LIMIT = 8 * 1024 * 1024  # bytes; bigger files (datasets) are linked, not c
 MIRROR_LIMIT = 5000  # entries copied before the rest of the tree is linked instead of walked
 NOT_MIRRORED = {".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".tox", "node_modules"}
 TAIL_BYTES = 64 * 1024
+OUTPUT_LIMIT = 16 * 1024 * 1024  # bytes of each stream kept for comparison
 TERM_GRACE = 2.0  # seconds between SIGTERM and SIGKILL
 FULL_LIMIT = 4096  # tensors up to this many elements are recorded whole
 _SIGNAL_HINTS = {
@@ -73,6 +77,11 @@ class RunSpec:
     full: bool = False
     memory_steps: int = 3
     seed: int = 0
+    evaluation: bool = True  # record evaluation forward passes
+    metrics: bool = True  # record TensorBoard scalars and log records
+    artifacts: bool = True  # read back the files the run writes
+    ignore_output: tuple[str, ...] = ()  # globs of written files to leave out
+    echo: bool = False  # copy the run's output to this process's stdout/stderr as it comes
 
 
 @dataclass
@@ -89,8 +98,16 @@ class RunOutcome:
     memory: Memory | None = None
     exception: ExceptionRecord | None = None
     end: End | None = None
-    stdout_tail: str = ""
+    forwards: list[Forward] = field(default_factory=list)
+    scalars: list[Scalar] = field(default_factory=list)
+    logs: list[Log] = field(default_factory=list)
+    artifacts: list[Artifact] = field(default_factory=list)
+    stdout: str = ""  # the first OUTPUT_LIMIT bytes, the mirror's path replaced by the root's
+    stderr: str = ""
+    stdout_tail: str = ""  # the last TAIL_BYTES
     stderr_tail: str = ""
+    step_lines: dict[str, list[int | None]] = field(default_factory=dict)  # stream -> lines written by each step's end
+    output_truncated: bool = False  # a stream was longer than OUTPUT_LIMIT
     output_bytes: int = 0
     script_in_run: str = ""
     run_dir: str = ""
@@ -102,9 +119,14 @@ class RunOutcome:
         return cls(spec=spec, status="skipped", reason=reason, returncode=None, wall_time=0.0)
 
     @property
+    def recorded_anything(self) -> bool:
+        return bool(self.steps or self.forwards or self.scalars or self.logs or self.artifacts
+                    or self.stdout.strip() or self.stderr.strip())
+
+    @property
     def comparable(self) -> bool:
-        """Finished (or stopped) with at least one step: something to compare against."""
-        return self.status == "ok" and bool(self.steps)
+        """Finished (or stopped) with something to compare against: steps, evaluation, output, files."""
+        return self.status == "ok" and self.recorded_anything
 
     @property
     def complete_steps(self) -> int:
@@ -220,11 +242,42 @@ def kill_tree(pgid: int, marker: bytes) -> tuple[int, bool]:
     return count, sig == signal.SIGKILL
 
 
-def _tail(path: Path, mirror: Path, source: Path) -> tuple[str, int]:
+def _read_output(path: Path, mirror: Path, root: Path, offsets: list[int | None]) -> tuple[str, str, list[int | None], int]:
+    """(head, tail, lines written by each offset, size) of one captured stream. Tracebacks and
+    messages name the mirror; the user knows their own paths."""
     size = path.stat().st_size
     with open(path, "rb") as f:
+        head = f.read(OUTPUT_LIMIT)
         f.seek(max(0, size - TAIL_BYTES))
-        return f.read().decode("utf-8", "replace").replace(str(mirror), str(source)), size
+        tail = f.read()
+    lines = [None if offset is None else head.count(b"\n", 0, offset) for offset in offsets]
+    decode = lambda raw: raw.decode("utf-8", "replace").replace(str(mirror), str(root))
+    return decode(head), decode(tail), lines, size
+
+
+class _Echo(threading.Thread):
+    """Copies what a run writes to its output files to this process's stdout/stderr as it comes."""
+
+    def __init__(self, files: Path) -> None:
+        super().__init__(daemon=True)
+        self.streams = [(files / "stdout", sys.stdout), (files / "stderr", sys.stderr)]
+        self.positions = [0, 0]
+        self.done = threading.Event()
+
+    def copy(self) -> None:
+        for i, (path, target) in enumerate(self.streams):
+            with open(path, "rb") as f:
+                f.seek(self.positions[i])
+                chunk = f.read()
+            if chunk:
+                self.positions[i] += len(chunk)
+                target.write(chunk.decode("utf-8", "replace"))
+                target.flush()
+
+    def run(self) -> None:
+        while not self.done.wait(0.1):
+            self.copy()
+        self.copy()
 
 
 def _read_records(path: Path) -> list[dict]:
@@ -291,7 +344,8 @@ def _run_in(spec: RunSpec, root: Path, mirror: Path, files: Path) -> RunOutcome:
     config = {
         "record": str(record_path), "seed": spec.seed, "device": spec.device, "compat": spec.compat,
         "steps": spec.steps, "memory_steps": spec.memory_steps, "full": spec.full, "full_limit": FULL_LIMIT,
-        "root": str(mirror),
+        "root": str(mirror), "evaluation": spec.evaluation, "metrics": spec.metrics, "artifacts": spec.artifacts,
+        "ignore_output": list(spec.ignore_output),
     }
     (files / "config.json").write_text(json.dumps(config))
     marker = uuid.uuid4().hex
@@ -301,6 +355,9 @@ def _run_in(spec: RunSpec, root: Path, mirror: Path, files: Path) -> RunOutcome:
     with open(files / "stdout", "wb") as out, open(files / "stderr", "wb") as err:
         proc = subprocess.Popen(command, cwd=cwd, env=_child_env(spec, marker), stdin=subprocess.DEVNULL,
                                 stdout=out, stderr=err, start_new_session=True)
+        echo = _Echo(files) if spec.echo else None
+        if echo:
+            echo.start()
         try:
             proc.wait(timeout=spec.timeout)
         except subprocess.TimeoutExpired:
@@ -308,25 +365,37 @@ def _run_in(spec: RunSpec, root: Path, mirror: Path, files: Path) -> RunOutcome:
         finally:  # also on KeyboardInterrupt: never leave the tree running
             leftovers, forced = kill_tree(proc.pid, f"{MARKER_VAR}={marker}".encode())
             proc.wait()
+            if echo:
+                echo.done.set()
+                echo.join()
     wall = time.perf_counter() - started
-    # Tracebacks name the mirror; the user knows their own paths.
-    stdout_tail, out_size = _tail(files / "stdout", mirror, root)
-    stderr_tail, err_size = _tail(files / "stderr", mirror, root)
     outcome = RunOutcome(
         spec=spec, status="ok", reason="", returncode=proc.returncode, wall_time=wall,
-        stdout_tail=stdout_tail, stderr_tail=stderr_tail, output_bytes=out_size + err_size,
         script_in_run=str(script_in_run), run_dir=str(mirror),
         leftover_processes=max(0, leftovers - (1 if timed_out else 0)), needed_sigkill=forced,
     )
     _absorb(outcome, _read_records(record_path))
+    sizes = 0
+    for stream in ("stdout", "stderr"):
+        offsets = [getattr(step, f"{stream}_bytes") for step in outcome.steps]
+        head, tail, lines, size = _read_output(files / stream, mirror, root, offsets)
+        setattr(outcome, stream, head)
+        setattr(outcome, f"{stream}_tail", tail)
+        outcome.step_lines[stream] = lines
+        outcome.output_truncated |= size > OUTPUT_LIMIT
+        sizes += size
+    outcome.output_bytes = sizes
     outcome.status, outcome.reason = _classify(outcome, timed_out)
     return outcome
 
 
+_LISTS = {"step": "steps", "forward": "forwards", "scalar": "scalars", "log": "logs", "artifact": "artifacts"}
+
+
 def _absorb(outcome: RunOutcome, raw: list[dict]) -> None:
     for record in map(records.parse, raw):
-        if isinstance(record, Step):
-            outcome.steps.append(record)
+        if record.KIND in _LISTS:
+            getattr(outcome, _LISTS[record.KIND]).append(record)
         else:
             setattr(outcome, record.KIND, record)
 

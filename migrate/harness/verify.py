@@ -1,5 +1,9 @@
 """Programmatic entry point: run OLD and NEW, compare, decide, attribute.
 
+Each side runs in a mirror of its root: the git repository holding the script,
+or ``--root``, so that ``../data`` and the project's packages are there as in
+the user's checkout; the script runs from its own folder inside it.
+
 Both scripts run one after the other (never side by side: step times would
 mean nothing) on each requested device; NEW is not run when OLD failed or
 recorded nothing, as there is nothing to compare it with. Devices: ``auto`` is
@@ -9,6 +13,8 @@ comparison of OLD on CPU against NEW on CUDA (looser tolerances, see comparer).
 from __future__ import annotations
 
 import math
+import os
+import re
 import shutil
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -18,7 +24,8 @@ from pathlib import Path
 import torch
 
 from .attribution import Change, Culprit, diff_changes, load_change_map, rank
-from .comparer import DEFAULT_MEMORY_TOLERANCE, Check, PairComparison, Tolerance, compare_runs, decode_elements
+from .comparer import (DEFAULT_MEMORY_TOLERANCE, Check, Comparisons, PairComparison, Tolerance, compare_runs,
+                       decode_elements)
 from .records import EncodedTensor
 from .runner import RunOutcome, RunSpec, run_side
 
@@ -32,8 +39,8 @@ class UsageError(ValueError):
 
 @dataclass(frozen=True)
 class VerifyOptions:
-    """How to run and compare. ``old_cwd``/``new_cwd``: the folder mirrored as each
-    run's working directory (default: the script's own folder)."""
+    """How to run and compare. ``old_root``/``new_root``: the tree mirrored for each side
+    (default: the git repository holding the script, else the script's folder)."""
 
     script_args: tuple[str, ...] = ()
     steps: int | None = None
@@ -46,10 +53,14 @@ class VerifyOptions:
     full: bool = False
     compat: bool = False
     old_python: str | None = None
-    old_cwd: Path | None = None
-    new_cwd: Path | None = None
+    new_python: str | None = None
+    old_root: Path | None = None
+    new_root: Path | None = None
     change_map: Path | Sequence[Mapping] | None = None
     seed: int = 0
+    compare: Comparisons = Comparisons()
+    ignore_output: tuple[str, ...] = ()  # globs (relative to the root, or file names) of written files left out
+    echo: bool = False  # show each run's output as it comes
 
 
 @dataclass
@@ -92,6 +103,7 @@ class VerifyResult:
             "runs": [_run_json(r) for r in self.runs],
             "comparisons": [{
                 "pair": p.label, "cross_device": p.cross_device, "old": p.old.spec.label, "new": p.new.spec.label,
+                "summary": [{"comparison": name, "ok": ok, "detail": detail} for name, ok, detail in p.summary()],
                 "quantities": [{"name": q.name, "kind": q.kind, "param": q.param, "ok": q.ok,
                                 "max_abs": q.max_abs, "max_rel": q.max_rel,
                                 "checks": [asdict(c) for c in q.checks]} for q in p.quantities],
@@ -138,15 +150,18 @@ def _validate(old: Path, new: Path, options: VerifyOptions) -> None:
     for label, path in (("OLD", old), ("NEW", new)):
         if not path.is_file():
             raise UsageError(f"{label} script {path} is not a file")
-    for label, folder in (("--old-cwd", options.old_cwd), ("--new-cwd", options.new_cwd)):
+    for label, folder, script in (("OLD", options.old_root, old), ("NEW", options.new_root, new)):
         if folder is not None and not Path(folder).is_dir():
-            raise UsageError(f"{label} {folder} is not a folder")
+            raise UsageError(f"--root {folder} is not a folder")
+        if folder is not None and Path(folder).resolve() not in script.resolve().parents:
+            raise UsageError(f"{label} script {script} is not inside the root {folder}")
     if options.device not in DEVICES:
         raise UsageError(f"--device must be one of {', '.join(DEVICES)}")
     if options.device in ("cuda", "all") and not torch.cuda.is_available():
         raise UsageError(f"--device {options.device} needs CUDA, and torch.cuda.is_available() is False here")
-    if options.old_python is not None and not shutil.which(options.old_python):
-        raise UsageError(f"--old-python {options.old_python} is not an executable")
+    for name, python in (("--old-python", options.old_python), ("--new-python", options.new_python)):
+        if python is not None and not shutil.which(python):
+            raise UsageError(f"{name} {python} is not an executable")
     numbers = {"--steps": options.steps, "--timeout": options.timeout, "--rtol": options.rtol,
                "--atol": options.atol, "--memory-tolerance": options.memory_tolerance,
                "--memory-steps": options.memory_steps}
@@ -167,9 +182,44 @@ def _changes(old: Path, new: Path, options: VerifyOptions) -> list[Change]:
     if options.change_map is None:
         return diff_changes(old, new)
     try:
-        return load_change_map(options.change_map, Path(options.new_cwd or new.parent))
+        return load_change_map(options.change_map, Path(options.new_root or new.parent))
     except (OSError, ValueError) as exc:
         raise UsageError(f"--change-map: {exc}") from None
+
+
+# Failures of legacy code on current PyTorch (and Python), which --compat or an old PyTorch addresses.
+_LEGACY_FAILURE = re.compile(r"invalid index of a 0-dim|volatile|async|unexpected keyword|has no attribute|"
+                             r"Weights only load failed|expected .*dtype|Byte|view size is not compatible")
+
+
+def _outside_root(old: RunOutcome, message: str) -> bool:
+    """The file a FileNotFoundError names lies outside the tree the run sees."""
+    named = re.search(r"'([^']+)'", message)
+    if named is None:
+        return False
+    path = Path(os.path.normpath(old.spec.script.resolve().parent / named.group(1)))
+    return old.spec.root.resolve() not in path.parents
+
+
+def _hint(old: RunOutcome) -> str:
+    """What to try when OLD failed, where the failure says it."""
+    exc = old.exception
+    if exc is not None and exc.type in ("FileNotFoundError", "NotADirectoryError") and _outside_root(old, exc.message):
+        return (f" (the run sees a copy of {old.spec.root}; a file outside it is not there: "
+                "--root names a folder higher up)")
+    if old.spec.compat or old.spec.python != sys.executable:
+        return ""
+    if exc is not None and (exc.type == "SyntaxError" or _LEGACY_FAILURE.search(exc.message)):
+        return " (if OLD needs an old PyTorch: try --compat, or --old-python with one)"
+    return ""
+
+
+def where(check: Check) -> str:
+    """Where a check sits, in words: the step, and within it what ``at`` says."""
+    if check.kind in ("eval", "artifact") and check.at:
+        return check.at if check.kind == "eval" else f"in {check.at}"
+    step = "over the whole run" if check.step is None else f"at step {check.step}"
+    return f"{step}, {check.at}" if check.at else step
 
 
 def _decide(pairs: list[PairComparison]) -> tuple[str, int, str]:
@@ -180,21 +230,18 @@ def _decide(pairs: list[PairComparison]) -> tuple[str, int, str]:
     for pair in pairs:
         old = pair.old
         if old.status != "ok":
-            hint = "" if old.spec.compat or old.spec.python != sys.executable else \
-                " (if OLD needs an old PyTorch: try --compat, or --old-python with one)"
-            return "error", EXIT_NO_COMPARISON, f"OLD {old.reason}{hint}: no comparison possible"
-        if not old.steps:
-            return "error", EXIT_NO_COMPARISON, ("OLD finished without any optimizer step or backward call: "
-                                                  "nothing to compare")
+            return "error", EXIT_NO_COMPARISON, f"OLD {old.reason}{_hint(old)}: no comparison possible"
+        if not old.recorded_anything:
+            return "error", EXIT_NO_COMPARISON, ("OLD finished without any optimizer step or backward call, "
+                                                  "evaluation call, output or written file: nothing to compare")
     for pair in pairs:
         first = pair.first_divergence
         if first is None:
             continue
         if first.kind == "outcome":
             return "different", EXIT_DIFFERENT, f"{pair.label}: {first.note}"
-        where = "over the whole run" if first.step is None else f"at step {first.step}"
         detail = f"OLD {first.old}, NEW {first.new}" + (f" ({first.note})" if first.note else "")
-        return "different", EXIT_DIFFERENT, f"{pair.label}: {first.quantity} differs {where}: {detail}"
+        return "different", EXIT_DIFFERENT, f"{pair.label}: {first.quantity} differs {where(first)}: {detail}"
     steps = pairs[0].old.complete_steps
     return "equivalent", EXIT_EQUIVALENT, f"equivalent over {steps} step(s) on {', '.join(p.label for p in pairs)}"
 
@@ -209,18 +256,32 @@ def plan_runs(entries: Sequence[tuple[Path, Path]], options: VerifyOptions) -> d
     """The runs to make, per (side, device): each list runs in order in one mirror of its side's
     root (``run_side``). A plain, picklable description: where they run is the caller's choice."""
     common = dict(args=tuple(options.script_args), steps=options.steps, timeout=options.timeout,
-                  full=options.full, memory_steps=options.memory_steps, seed=options.seed)
+                  full=options.full, memory_steps=options.memory_steps, seed=options.seed,
+                  evaluation=options.compare.evaluation, metrics=options.compare.metrics,
+                  artifacts=options.compare.artifacts, ignore_output=tuple(options.ignore_output), echo=options.echo)
     plan: dict[tuple[str, str], list[RunSpec]] = {}
     for device in _devices(options.device):
-        for side, folder, python, compat in (
-                ("old", options.old_cwd, options.old_python or sys.executable, options.compat),
-                ("new", options.new_cwd, sys.executable, False)):
-            plan[side, device] = [
-                RunSpec(label=f"{side}-{device}", script=Path(pair[side == "new"]),
-                        root=Path(folder or Path(pair[side == "new"]).parent), python=python, device=device,
-                        compat=compat, **common)
-                for pair in entries]
+        for index, side, folder, python, compat in (
+                (0, "old", options.old_root, options.old_python or sys.executable, options.compat),
+                (1, "new", options.new_root, options.new_python or sys.executable, False)):
+            scripts = [Path(pair[index]) for pair in entries]
+            root = Path(folder) if folder else project_root(scripts[0])
+            outside = [str(s) for s in scripts if root.resolve() not in s.resolve().parents]
+            if outside:
+                raise UsageError(f"{side.upper()} entry points of one pipeline share one root; {', '.join(outside)} "
+                                 f"not inside {root}: pass --root")
+            plan[side, device] = [RunSpec(label=f"{side}-{device}", script=script, root=root, python=python,
+                                          device=device, compat=compat, **common) for script in scripts]
     return plan
+
+
+def project_root(script: Path) -> Path:
+    """The git repository holding ``script`` (a ``.git`` folder, or file for a worktree), else its folder."""
+    folder = script.resolve().parent
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return folder
 
 
 def run_locally(plan: dict[tuple[str, str], list[RunSpec]],
@@ -247,19 +308,25 @@ def verify_pipeline(entries: Sequence[tuple[Path, Path]], options: VerifyOptions
     for old, new in entries:
         _validate(old, new, options)
     outcomes = run_locally(plan_runs(entries, options), progress)
-    return [judge(old, new, options, {key: runs[i] for key, runs in outcomes.items()})
-            for i, (old, new) in enumerate(entries)]
+    results = [judge(old, new, options, {key: runs[i] for key, runs in outcomes.items()})
+               for i, (old, new) in enumerate(entries)]
+    for i, result in enumerate(results):
+        failed = [old.name for (old, _), earlier in zip(entries[:i], results) if earlier.verdict == "error"]
+        if failed and result.verdict == "error":
+            result.reason += f" (it runs after {', '.join(failed)}, which could not be compared either)"
+    return results
 
 
 def judge(old: Path, new: Path, options: VerifyOptions, runs: Mapping[tuple[str, str], RunOutcome]) -> VerifyResult:
     """Compare one entry point's runs ((side, device) -> outcome), decide, attribute: no running here."""
     tol = Tolerance(options.rtol, options.atol)
     devices = _devices(options.device)
-    pairs = [compare_runs(device, runs["old", device], runs["new", device], tol, options.memory_tolerance)
-             for device in devices]
+    pairs = [compare_runs(device, runs["old", device], runs["new", device], tol, options.memory_tolerance,
+                          options.compare) for device in devices]
     if options.device == "all":
         cross = Tolerance(options.rtol, options.atol, cross_device=True)
-        pairs.append(compare_runs("cpu→cuda", runs["old", "cpu"], runs["new", "cuda"], cross))
+        pairs.append(compare_runs("cpu→cuda", runs["old", "cpu"], runs["new", "cuda"], cross,
+                                  comparisons=options.compare))
     verdict, code, reason = _decide(pairs)
     result = VerifyResult(old, new, options, verdict, code, reason, pairs)
     if verdict == "different":

@@ -136,6 +136,21 @@ def _guard_links(root):
     sys.addaudithook(hook)
 
 
+def _guard_torch_save(torch, root):
+    """``torch.save`` opens its file in C++, which raises no audit event: a link on its way
+    is replaced here before it writes (on any Python, this one needs no audit hooks)."""
+    original, prefix = torch.save, root + os.sep
+
+    def save(obj, f, *args, **kwargs):
+        if isinstance(f, (str, bytes)) or hasattr(f, "__fspath__"):
+            path = os.path.abspath(os.fsdecode(f))
+            if path.startswith(prefix):
+                _materialize(root, path, "unlink")
+        return original(obj, f, *args, **kwargs)
+
+    torch.save = save
+
+
 def _print_traceback(exc):
     """As Python would print it, without the harness's frames (the recorder wraps backward())."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f[0].startswith(_HERE)]
@@ -154,6 +169,7 @@ def main(argv):
     _guard_links(config["root"])
 
     import torch
+    _guard_torch_save(torch, config["root"])
     compat = _load("compat")
     recorder_module = _load("recorder")
     deterministic = _seed(torch, config["seed"])

@@ -26,7 +26,10 @@ is): restores 0.3/0.4 behaviour that now raises or silently changed:
 - ``masked_fill``/``masked_select``/``masked_scatter`` accept ByteTensor masks
   (the 0.3 mask type; only bool masks are accepted now);
 - ``.cuda(async=True)`` (a SyntaxError since Python 3.7) in the script itself is
-  read as ``non_blocking=True`` (``fix_async_keyword``; not in imported modules).
+  read as ``non_blocking=True`` (``fix_async_keyword``; not in imported modules);
+- ``torch.load`` without ``weights_only`` loads whole pickled objects (models,
+  optimizers, ``argparse.Namespace``) as legacy torch did (``weights_only=True``
+  is the default since 2.6).
 """
 import io
 import tokenize
@@ -72,6 +75,7 @@ def install_legacy():
     _view_falls_back_to_reshape()
     _integer_division()
     _byte_masks()
+    _unpickling_load()
 
 
 def _scalar_indexing():
@@ -202,3 +206,15 @@ def _byte_masks():
 
     for name in ("masked_fill", "masked_fill_", "masked_select", "masked_scatter", "masked_scatter_"):
         setattr(torch.Tensor, name, accepting_bytes(getattr(torch.Tensor, name)))
+
+
+def _unpickling_load():
+    original = torch.load
+    if "weights_only" not in getattr(original, "__code__", _nothing.__code__).co_varnames:
+        return  # torch < 1.13 always unpickles
+
+    def load(*args, **kwargs):
+        kwargs.setdefault("weights_only", False)
+        return original(*args, **kwargs)
+
+    torch.load = load

@@ -12,8 +12,14 @@ first backward are recorded in *backward mode*: every ``backward()`` /
 values just before the next one (after the hand-written update). Steps are
 numbered from 1; anything that happens after step k-1 finished belongs to step k.
 
-The record stream and every field of it are described in ``schema``.
+Besides the steps, the recorder hands the rest to its helpers: evaluation
+forward passes (``evaluation``), TensorBoard scalars and log records
+(``metrics``), files written in the mirror (``files``, read at the end of the
+run); each can be switched off in the config. The record stream and every field
+of it are described in ``schema``.
 """
+import contextlib
+import io
 import os
 import pickle
 import random
@@ -21,11 +27,15 @@ import sys
 import time
 import traceback
 import types
+import warnings
 import weakref
 
 import torch
 
 from . import schema
+from .evaluation import EvaluationRecorder
+from .files import Snapshot, read_file
+from .metrics import MetricRecorder
 
 try:  # torch >= 1.x imports numpy itself when it is installed; this is free then
     import numpy
@@ -201,6 +211,10 @@ class Recorder(object):
         self._t_last = time.perf_counter()
         self._profiler = None
         self._memory_done = False
+        self.root = config.get("root") or os.getcwd()
+        self.config = config
+        self.evaluation = None
+        self.snapshot = None
 
     # ------------------------------------------------------------------ output
     def _write(self, record):
@@ -216,7 +230,8 @@ class Recorder(object):
     def _emit_step(self, complete):
         step = self._pending
         now = time.perf_counter()
-        step.update(step=self.steps_done + 1, complete=complete, time=now - self._t_last)
+        step.update(step=self.steps_done + 1, complete=complete, time=now - self._t_last,
+                    stdout_bytes=_written(sys.stdout, 1), stderr_bytes=_written(sys.stderr, 2))
         self._t_last = now
         self._pending = _new_step()
         self._leaves = None
@@ -241,6 +256,35 @@ class Recorder(object):
             optim_module.register_optimizer_step_pre_hook(lambda opt, args, kwargs: self._step_begin(opt))
             optim_module.register_optimizer_step_post_hook(lambda opt, args, kwargs: self._step_end(opt))
         self._patch_autograd()
+        if self.config.get("evaluation", True):
+            self.evaluation = EvaluationRecorder(self.root, self._emit_forward, lambda: self.steps_done)
+            self.evaluation.install()
+        if self.config.get("metrics", True):
+            MetricRecorder(self._emit_scalar, self._emit_log).install()
+        if self.config.get("artifacts", True):
+            self.snapshot = Snapshot(self.root, self.config.get("ignore_output", ()))
+
+    def _emit_forward(self, details, tensors):
+        call, after_step, site, module, grad_mode, training = details
+        outputs = [{"path": path, "tensor": self.encoder.encode(t)} for path, t in tensors]
+        self._write(schema.make("forward", call=call, after_step=after_step, site=site, module=module,
+                                grad_mode=grad_mode, training=training, outputs=outputs))
+
+    def _emit_scalar(self, tag, value, kind, global_step):
+        self._write(schema.make("scalar", after_step=self.steps_done, tag=tag, value=value, type=kind,
+                                global_step=global_step))
+
+    def _emit_log(self, logger, level, message):
+        self._write(schema.make("log", after_step=self.steps_done, logger=logger, level=level, message=message))
+
+    def _write_artifacts(self):
+        """Read back what the run wrote. Unpickling may print or warn: that is not the script's output."""
+        sink = io.StringIO()
+        with warnings.catch_warnings(), contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            warnings.simplefilter("ignore")
+            for relative, change in self.snapshot.changes():
+                self._write(schema.make("artifact", **read_file(self.root, relative, self.snapshot.name(relative),
+                                                                 change, self.encoder)))
 
     def _patch_optimizer_init(self, wrap_step):
         recorder = self
@@ -409,6 +453,10 @@ class Recorder(object):
         elif self._pending["losses"]:
             self._emit_step(complete=False)
         self.finish_memory()
+        if self.evaluation is not None and reason in ("finished", "exit"):  # cut short: undecided, left out
+            self.evaluation.flush()
+        if self.snapshot is not None and os.getpid() == self.pid:
+            self._write_artifacts()
         try:
             import resource
             rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -446,7 +494,20 @@ class Recorder(object):
 
 def _new_step():
     return {"step": None, "optimizer": None, "losses": [], "grads": None, "values": None,
-            "slots": {}, "time": None, "complete": False}
+            "slots": {}, "time": None, "complete": False, "stdout_bytes": None, "stderr_bytes": None}
+
+
+def _written(stream, fd):
+    """Bytes written to ``fd`` so far (the runner sends it to a file), after flushing ``stream``."""
+    for s in (stream, getattr(sys, "__%s__" % ("stdout" if fd == 1 else "stderr"), None)):
+        try:
+            s.flush()
+        except Exception:  # a script's own replacement without flush(), or a closed stream
+            pass
+    try:
+        return os.lseek(fd, 0, os.SEEK_CUR)
+    except OSError:  # not a file (a terminal or a pipe)
+        return None
 
 
 def _profiled_peak(profiler):

@@ -36,6 +36,18 @@ VALUES = {
         ("source", "str", "backward | grad"),
         ("tensor", "tensor", "the root passed to backward()/autograd.grad()"),
     ),
+    # One tensor in a module's output: ``path`` says where ('' for the output itself, '[0]', "['logits']").
+    "output": (
+        ("path", "str", "where in the output structure"),
+        ("tensor", "tensor", "its value"),
+    ),
+    # One leaf of a file's content, flattened: ``key`` like 'model/conv1.weight' or 'param_groups[0]/lr'.
+    "entry": (
+        ("key", "str", "where in the loaded object ('' for the object itself)"),
+        ("type", "str", "its type name (Tensor, int, module, ndarray, image, ...)"),
+        ("tensor", "tensor?", "tensors, arrays, pixels"),
+        ("value", "any", "numbers, strings, booleans, None; a class name for modules; repr() for other objects"),
+    ),
 }
 
 KINDS = {
@@ -61,6 +73,44 @@ KINDS = {
         ("slots", "map[str]", "parameter name -> optimizer slot (opt0.group0.param3), for renamed variables"),
         ("time", "float", "seconds since the previous step ended"),
         ("complete", "bool", "False for a step cut short by an exception or the end of the script"),
+        ("stdout_bytes", "int?", "bytes of stdout written when the step ended (places printed lines in steps)"),
+        ("stderr_bytes", "int?", "the same for stderr"),
+    ),
+    # A top-level module call outside training (``child.evaluation`` says which calls those are).
+    "forward": (
+        ("call", "int", "number of the top-level module call in the run, from 1, training calls included"),
+        ("after_step", "int", "complete steps when the call was made"),
+        ("site", "str", "file:line of the call in the user's tree, the file relative to the root"),
+        ("module", "str", "class name of the module called"),
+        ("grad_mode", "str", "no_grad (or no output needs grad) | inference_mode | grad (no backward reached it)"),
+        ("training", "bool", "the module's training flag"),
+        ("outputs", "list[output]", "the tensors of its output"),
+    ),
+    # A scalar logged through TensorBoard's SummaryWriter (add_scalar, add_scalars).
+    "scalar": (
+        ("after_step", "int", "complete steps when it was logged"),
+        ("tag", "str", "its tag ('main_tag/tag' for add_scalars)"),
+        ("value", "float?", "the value as a number (None if it is not one)"),
+        ("type", "str", "type name of the value logged (float, Tensor, float64, ...)"),
+        ("global_step", "int?", "the step the script gave"),
+    ),
+    # A record a ``logging`` logger passed to its handlers (whatever they do with it).
+    "log": (
+        ("after_step", "int", "complete steps when it was logged"),
+        ("logger", "str", "the logger's name"),
+        ("level", "str", "INFO, WARNING, ..."),
+        ("message", "str", "the formatted message (record.getMessage())"),
+    ),
+    # A file the run wrote, changed or deleted inside the mirror, read back at the end of the run.
+    "artifact": (
+        ("path", "str", "from the script's folder, '/'-separated (../data/x.npy above it)"),
+        ("change", "str", "new | modified | deleted"),
+        ("format", "str", "torch | numpy | image | text | binary | missing (deleted)"),
+        ("size", "int", "bytes"),
+        ("sha256", "str?", "of the bytes (None when deleted)"),
+        ("entries", "list[entry]", "torch, numpy and image files: the content, flattened"),
+        ("lines", "list[str]?", "text files up to the text limit: the lines"),
+        ("error", "str?", "why a torch/numpy/image file could not be read (compared by sha256 then)"),
     ),
     "memory": (
         ("device", "str", "cpu | cuda"),
