@@ -1,91 +1,98 @@
-"""How much wall time does recording add to a training loop? Target: ratio <= 1.10.
+"""How much wall time does recording add? Target: the recording beyond the training steps
+(evaluation forward passes, TensorBoard/logging records, written files read back) costs
+<= 10 % of the run's wall time.
 
-Runs a training script bare and recorded (through the harness's runner, as
-``verify`` does), interleaved, ``--repeat`` times each, and prints the ratio of
-the medians for
+For each bundled sample (rewritten by the tool into a temporary copy, so that it runs on
+current PyTorch), runs to the end of its default arguments, interleaved, ``--repeat`` times:
 
-- the training loop: from the end of step 1 to the end of step N. The recorded
-  run's record has the step times; the bare run gets a global optimizer hook
-  that only reads the clock (the end of step 1 leaves out start-up, which
-  varies by seconds on a shared machine);
-- the whole run, process start to exit, in wall time and in CPU time (user +
-  system of the child): on a loaded machine wall times swing by 2x between
-  identical runs, CPU time much less, so a warning names the load when it
-  exceeds the number of cores.
+- bare: ``python SCRIPT`` in a mirror, without the harness;
+- steps: through the harness, recording the training steps only (every ``--no-compare-*``);
+- full: through the harness with every recording on, as ``verify`` runs by default.
 
-Both run with one intra-op thread (``OMP_NUM_THREADS=1`` unless set): with
-several, other load on a shared machine makes timings swing by 5x.
+and prints the medians and the ratios full/steps (the extra recording) and full/bare (all
+of it). Both harness runs measure memory over the same first steps. One intra-op thread
+(``OMP_NUM_THREADS=1`` unless set): with several, other load on a shared machine makes
+timings swing by 5x.
 
-    python bench/harness_overhead.py [--steps 200] [--repeat 5] [--script PATH]
+    python bench/harness_overhead.py [--repeat 3] [--only mnist_classifier.py ...]
 """
 from __future__ import annotations
 
 import argparse
 import os
-import resource
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-from migrate.harness.runner import RunSpec, run_script
+from migrate import driver
+from migrate.config import load_config
+from migrate.discover import discover
+from migrate.harness.runner import RunSpec, mirror_tree, run_script
 
-SAMPLE = Path(__file__).resolve().parents[1] / "tests" / "harness" / "scripts" / "style_transfer_migrated.py"
-# Run SCRIPT as __main__ with a clock-only optimizer hook; print the seconds from the end of step 1 to the last.
-PROBE = """
-import runpy, sys, time, torch.optim.optimizer as o
-ends = []
-o.register_optimizer_step_post_hook(lambda *a: ends.append(time.perf_counter()))
-sys.argv = sys.argv[1:]
-runpy.run_path(sys.argv[0], run_name="__main__")
-print("LOOP", ends[-1] - ends[0], file=sys.stderr)
-"""
+SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+MODES = ("bare", "steps", "full")
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+def migrated_samples(work: Path) -> Path:
+    tree = work / "samples"
+    shutil.copytree(SAMPLES, tree)
+    driver.run(discover([tree]), driver.Options(driver.WRITE))
+    return tree
 
 
-def bare(script: Path, steps: int) -> float:
-    done = subprocess.run([sys.executable, "-c", PROBE, str(script), "--steps", str(steps)], cwd=script.parent,
-                          check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    return float(done.stderr.rsplit("LOOP", 1)[1])
+def bare(tree: Path, entry: str, work: Path) -> float:
+    mirror = Path(tempfile.mkdtemp(dir=work)) / "tree"
+    mirror_tree(tree, mirror, exclude=work)
+    script = mirror / entry
+    started = time.perf_counter()
+    subprocess.run([sys.executable, str(script)], cwd=script.parent, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    elapsed = time.perf_counter() - started
+    shutil.rmtree(mirror.parent)
+    return elapsed
 
 
-def recorded(script: Path, steps: int) -> float:
-    outcome = run_script(RunSpec("bench", script, script.parent, args=("--steps", str(steps))))
-    if outcome.status != "ok" or outcome.complete_steps != steps:
-        sys.exit(f"recorded run failed: {outcome.reason}\n{outcome.stderr_tail}")
-    return sum(step.time for step in outcome.steps[1:])
-
-
-def measure(run, script: Path, steps: int) -> tuple[float, float, float]:
-    """(training loop wall, whole run wall, whole run CPU) in seconds."""
-    wall, cpu = time.perf_counter(), _children_cpu()
-    loop = run(script, steps)
-    return loop, time.perf_counter() - wall, _children_cpu() - cpu
+def recorded(tree: Path, entry: str, full: bool) -> float:
+    spec = RunSpec(f"bench-{'full' if full else 'steps'}", tree / entry, tree, timeout=1800, evaluation=full,
+                   metrics=full, artifacts=full)
+    outcome = run_script(spec)
+    if outcome.status != "ok":
+        sys.exit(f"{entry}: recorded run failed: {outcome.reason}\n{outcome.stderr_tail}")
+    return outcome.wall_time
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=200)
-    parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--script", type=Path, default=SAMPLE, help="a training script taking --steps N")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", nargs="*", help="entry points of samples/ to run (default: all)")
     args = parser.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    times: dict[str, list[tuple[float, float, float]]] = {"bare": [], "recorded": []}
-    for _ in range(args.repeat):
-        for name, run in (("bare", bare), ("recorded", recorded)):
-            times[name].append(measure(run, args.script, args.steps))
-    print(f"{args.script.name}, {args.steps} steps, median of {args.repeat} (bare / recorded):")
-    for i, what in enumerate(("training loop, wall", "whole run, wall", "whole run, CPU")):
-        b, r = (statistics.median(t[i] for t in times[name]) for name in ("bare", "recorded"))
-        print(f"  {what:<20} {b:6.2f} s / {r:6.2f} s   overhead ratio {r / b:.3f}")
+    entries = args.only or load_config([SAMPLES]).entry
+    with tempfile.TemporaryDirectory(prefix="harness-overhead-") as work:
+        tree = migrated_samples(Path(work))
+        times: dict[str, dict[str, list[float]]] = {entry: {mode: [] for mode in MODES} for entry in entries}
+        for _ in range(args.repeat):
+            for entry in entries:
+                times[entry]["bare"].append(bare(tree, entry, Path(work)))
+                times[entry]["steps"].append(recorded(tree, entry, full=False))
+                times[entry]["full"].append(recorded(tree, entry, full=True))
+    print(f"median wall time of {args.repeat} runs per sample, run to its end (bare / steps only / full):")
+    totals = dict.fromkeys(MODES, 0.0)
+    for entry in entries:
+        medians = {mode: statistics.median(times[entry][mode]) for mode in MODES}
+        for mode in MODES:
+            totals[mode] += medians[mode]
+        print(f"  {entry:<32} {medians['bare']:6.2f} s / {medians['steps']:6.2f} s / {medians['full']:6.2f} s"
+              f"   full/steps {medians['full'] / medians['steps']:.3f}   full/bare {medians['full'] / medians['bare']:.3f}")
+    print(f"  {'all samples':<32} {totals['bare']:6.2f} s / {totals['steps']:6.2f} s / {totals['full']:6.2f} s"
+          f"   full/steps {totals['full'] / totals['steps']:.3f}   full/bare {totals['full'] / totals['bare']:.3f}")
     load, cores = os.getloadavg()[0], os.cpu_count() or 1
     if load > cores:
-        print(f"warning: load average {load:.1f} on {cores} cores: wall times are unreliable, trust CPU time")
+        print(f"warning: load average {load:.1f} on {cores} cores: wall times are unreliable")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from . import text
 from .comparer import Check, Tolerance, compare_tensors
@@ -119,7 +120,17 @@ def _context(run: RunOutcome) -> text.Context:
 
 
 def normalised(run: RunOutcome, stream: str) -> tuple[list[text.Line], int]:
-    return text.normalise(getattr(run, stream), _context(run), drop_warnings=stream == "stderr")
+    """The stream's lines, normalised; stderr without the warnings the run showed (and how many)."""
+    output = getattr(run, stream)
+    if stream != "stderr":
+        return text.normalise(output, _context(run))[0], 0
+    shown = 0
+    for warning in run.warnings:
+        block = warning.text.replace(run.run_dir, str(run.spec.root)) if run.run_dir else warning.text
+        if block in output:
+            output, shown = output.replace(block, "", 1), shown + 1
+    lines, dropped = text.normalise(output, _context(run), drop_warnings=True)
+    return lines, shown + dropped
 
 
 def _short(line: text.Line | None) -> str:
@@ -150,64 +161,79 @@ def compare_stream(old: RunOutcome, new: RunOutcome, stream: str, tol: Tolerance
 
 
 # ---------------------------------------------------------------- metrics
-def _series_checks(source: str, old: dict, new: dict, step_o: Callable, tol: Tolerance) -> list[Check]:
-    """Series present in both runs, value by value; series in one run only are left to the text comparison."""
+@dataclass(frozen=True)
+class _Point:
+    """One value of a metric series: ``where`` is a line number (print, logging) or a step count (TensorBoard)."""
+
+    value: text.Value
+    label: str
+    origin: str  # the line's text or the add_scalar call, for the note
+    where: int
+
+
+def _series_checks(source: str, old: dict[object, list[_Point]], new: dict[object, list[_Point]],
+                   step_of: Callable[[int], int | None], tol: Tolerance, unpaired: bool) -> list[Check]:
+    """Series present in both runs, value by value. A series in one run only is reported when
+    ``unpaired`` (print lines that changed are the stdout comparison's)."""
     rtol, atol = _float_tolerance(tol)
     checks, names = [], {}
-    for key in [k for k in old if k in new]:
-        seq_o, seq_n = old[key], new[key]
-        label = seq_o[0][1]
-        names[label] = names.get(label, 0) + 1
-        name = f"{source}: {label}" + (f" #{names[label]}" if names[label] > 1 else "")
+    for key in list(old) + [k for k in new if k not in old]:
+        seq_o, seq_n = old.get(key, []), new.get(key, [])
+        first = (seq_o or seq_n)[0]
+        names[first.label] = names.get(first.label, 0) + 1
+        name = f"{source}: {first.label}" + (f" #{names[first.label]}" if names[first.label] > 1 else "")
+        if not (seq_o and seq_n):
+            if unpaired:
+                checks.append(Check(step_of(first.where) if seq_o else None, name, "metric", False,
+                                    old=f"{len(seq_o)} values", new=f"{len(seq_n)} values",
+                                    note=f"logged by {'OLD' if seq_o else 'NEW'} only; {first.origin}"))
+            continue
         check = Check(None, name, "metric", True, old=f"{len(seq_o)} values", new=f"{len(seq_n)} values",
-                      note=seq_o[0][2])
-        for k, ((value_o, _, _, where_o), (value_n, _, _, _)) in enumerate(zip(seq_o, seq_n), 1):
-            difference = text.compare_values(value_o, value_n, rtol, atol)
+                      note=first.origin)
+        for k, (a, b) in enumerate(zip(seq_o, seq_n), 1):
+            difference = text.compare_values(a.value, b.value, rtol, atol)
             if difference is not None:
-                check = Check(step_o(where_o), name, "metric", False, max_abs=difference.max_abs,
-                              max_rel=difference.max_rel, old=value_o.shown(), new=value_n.shown(),
-                              at=f"value {k} of {len(seq_o)}", note=f"{difference.what}; {seq_o[0][2]}")
+                check = Check(step_of(a.where), name, "metric", False, max_abs=difference.max_abs,
+                              max_rel=difference.max_rel, old=a.value.shown(), new=b.value.shown(),
+                              at=f"value {k} of {len(seq_o)}", note=f"{difference.what}; {first.origin}")
                 break
         else:
             if len(seq_o) != len(seq_n):
-                check = Check(step_o(seq_o[min(len(seq_o), len(seq_n)) - 1][3]) if seq_o else None, name, "metric",
-                              False, old=f"{len(seq_o)} values", new=f"{len(seq_n)} values",
-                              note=f"logged a different number of times; {seq_o[0][2]}")
+                check = Check(step_of(seq_o[min(len(seq_o), len(seq_n)) - 1].where), name, "metric", False,
+                              old=f"{len(seq_o)} values", new=f"{len(seq_n)} values",
+                              note=f"logged a different number of times; {first.origin}")
         checks.append(check)
     return checks
 
 
-def _labelled(lines: list[text.Line]) -> dict:
-    """Series keyed by line skeleton and position, each value with its label."""
+def _labelled(lines: list[text.Line]) -> dict[object, list[_Point]]:
+    """Series keyed by line skeleton and position of the value in it."""
     found = {}
     for key, occurrences in text.series(lines).items():
         line = occurrences[0][0]
-        label = line.labels[key[1]]
-        found[key] = [(value, label, f"in `{line.skeleton.strip()[:80]}`", entry.number)
+        found[key] = [_Point(value, line.labels[key[1]], f"in `{line.skeleton.strip()[:80]}`", entry.number)
                       for entry, value in occurrences]
     return found
 
 
-def _scalar_series(scalars: Sequence[Scalar]) -> dict:
-    found: dict[str, list] = {}
+def _scalar_series(scalars: Sequence[Scalar]) -> dict[object, list[_Point]]:
+    found: dict[object, list[_Point]] = {}
     for scalar in scalars:
         value = text.Value("nan" if scalar.value is None else repr(float(scalar.value)), "float", "")
-        found.setdefault(scalar.tag, []).append((value, scalar.tag, f"add_scalar, global_step {scalar.global_step}",
-                                                 scalar.after_step))
+        found.setdefault(scalar.tag, []).append(
+            _Point(value, scalar.tag, f"add_scalar, global_step {scalar.global_step}", scalar.after_step))
     return found
 
 
 def compare_metrics(old: RunOutcome, new: RunOutcome, tol: Tolerance) -> list[Check]:
     """Numbers the script prints (stdout), logs (``logging``) and writes to TensorBoard, as series."""
     checks = _series_checks("print", _labelled(normalised(old, "stdout")[0]), _labelled(normalised(new, "stdout")[0]),
-                            lambda line: _step_of_line(old, "stdout", line), tol)
-    log_lines = [[text.parse(k, log.message, text.mask(log.message, _context(run))) for k, log in enumerate(run.logs, 1)]
-                 for run in (old, new)]
-    log_steps = [log.after_step + 1 for log in old.logs]
-    checks += _series_checks("logging", _labelled(log_lines[0]), _labelled(log_lines[1]),
-                             lambda k: log_steps[k - 1], tol)
+                            lambda line: _step_of_line(old, "stdout", line), tol, unpaired=False)
+    logged = [_labelled([text.parse(k, log.message, text.mask(log.message, _context(run)))
+                         for k, log in enumerate(run.logs, 1)]) for run in (old, new)]
+    checks += _series_checks("logging", *logged, lambda k: old.logs[k - 1].after_step + 1, tol, unpaired=True)
     checks += _series_checks("tensorboard", _scalar_series(old.scalars), _scalar_series(new.scalars),
-                             lambda after_step: after_step + 1, tol)
+                             lambda after_step: after_step + 1, tol, unpaired=True)
     return checks
 
 

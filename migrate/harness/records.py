@@ -51,7 +51,7 @@ class _TensorMethods(_Record):
 
 
 _METHODS: dict[str, type] = {"tensor": _TensorMethods}
-_CLASS_NAMES = {"tensor": "EncodedTensor", "exception": "ExceptionRecord"}  # clearer than the builtins' names
+_CLASS_NAMES = {"tensor": "EncodedTensor", "exception": "ExceptionRecord", "warning": "WarningRecord"}  # clearer than the builtins' names
 _CLASSES: dict[str, type] = {}
 
 
@@ -129,6 +129,7 @@ Forward = _CLASSES["forward"]
 Scalar = _CLASSES["scalar"]
 Log = _CLASSES["log"]
 Artifact = _CLASSES["artifact"]
+WarningRecord = _CLASSES["warning"]
 
 
 def parse(raw: dict) -> _Record:

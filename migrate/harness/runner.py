@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import records
-from .records import Artifact, End, ExceptionRecord, Forward, Header, Log, Memory, Scalar, Step
+from .records import Artifact, End, ExceptionRecord, Forward, Header, Log, Memory, Scalar, Step, WarningRecord
 
 BOOTSTRAP = Path(__file__).with_name("child") / "bootstrap.py"
 MARKER_VAR = "TORCH_MIGRATE_RUN"
@@ -102,6 +102,7 @@ class RunOutcome:
     scalars: list[Scalar] = field(default_factory=list)
     logs: list[Log] = field(default_factory=list)
     artifacts: list[Artifact] = field(default_factory=list)
+    warnings: list[WarningRecord] = field(default_factory=list)
     stdout: str = ""  # the first OUTPUT_LIMIT bytes, the mirror's path replaced by the root's
     stderr: str = ""
     stdout_tail: str = ""  # the last TAIL_BYTES
@@ -389,7 +390,8 @@ def _run_in(spec: RunSpec, root: Path, mirror: Path, files: Path) -> RunOutcome:
     return outcome
 
 
-_LISTS = {"step": "steps", "forward": "forwards", "scalar": "scalars", "log": "logs", "artifact": "artifacts"}
+_LISTS = {"step": "steps", "forward": "forwards", "scalar": "scalars", "log": "logs", "artifact": "artifacts",
+          "warning": "warnings"}
 
 
 def _absorb(outcome: RunOutcome, raw: list[dict]) -> None:

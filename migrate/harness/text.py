@@ -178,13 +178,13 @@ def mask_table(lines: list[str]) -> list[str]:
 
 
 def normalise(text: str, context: Context, drop_warnings: bool = False) -> tuple[list[Line], int]:
-    """The stream's lines, normalised, and how many warning lines were left out."""
+    """The stream's lines, normalised, and how many warnings (a header line and its source line) were left out."""
     lines, dropped, skip_source = [], 0, False
     for number, raw in enumerate(text.split("\n"), 1):
         shown = ANSI.sub("", raw.rstrip("\r").rsplit("\r", 1)[-1])
         if drop_warnings:
             if skip_source and shown.startswith("  "):
-                skip_source, dropped = False, dropped + 1
+                skip_source = False
                 continue
             skip_source = bool(WARNING.match(shown))
             if skip_source:

@@ -126,6 +126,13 @@ def _run_json(run: RunOutcome) -> dict:
         "output_bytes": run.output_bytes,
         "leftover_processes": run.leftover_processes, "stdout_tail": run.stdout_tail[-4000:],
         "stderr_tail": run.stderr_tail[-4000:],
+        "root": str(run.spec.root),
+        "evaluation_calls": [{"site": f.site, "module": f.module, "after_step": f.after_step,
+                              "grad_mode": f.grad_mode, "training": f.training} for f in run.forwards],
+        "scalars": [s.to_dict() for s in run.scalars],
+        "logs": [log.to_dict() for log in run.logs],
+        "files": [{"path": a.path, "change": a.change, "format": a.format, "size": a.size, "sha256": a.sha256,
+                   "error": a.error} for a in run.artifacts],
         "losses": [[_loss_values(loss.tensor) for loss in s.losses] for s in run.steps],
         "step_times": [s.time for s in run.steps],
     }

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 
 import pytest
 from harness_support import SCRIPTS, alive, printed_pids, run, snapshot, traced
 
 from migrate.harness import VerifyOptions, runner, verify_scripts
+from migrate.harness.comparer import Comparisons
 
 MISBEHAVE = SCRIPTS / "misbehave.py"
 
@@ -58,8 +60,13 @@ def test_megabytes_of_output_neither_block_nor_get_lost():
     assert outcome.stdout_tail.endswith("x" * 99 + "\n")
 
 
-def test_finishing_without_any_step_means_no_comparison():
-    result = verify_scripts(MISBEHAVE, MISBEHAVE, VerifyOptions(script_args=("nostep",), device="cpu", timeout=60))
+def test_finishing_without_any_step_means_no_comparison_unless_something_else_was_recorded():
+    """`nostep` calls the model once, prints nothing and writes nothing: an evaluation call is all there is."""
+    options = VerifyOptions(script_args=("nostep",), device="cpu", timeout=60)
+    evaluated = verify_scripts(MISBEHAVE, MISBEHAVE, options)
+    assert (evaluated.verdict, evaluated.exit_code) == ("equivalent", 0), evaluated.reason
+    assert [q.kind for q in evaluated.pairs[0].quantities if q.ok][:2] == ["eval", "outcome"]
+    result = verify_scripts(MISBEHAVE, MISBEHAVE, replace(options, compare=Comparisons(evaluation=False)))
     assert (result.verdict, result.exit_code) == ("error", 3)
     assert "without any optimizer step or backward call" in result.reason
 

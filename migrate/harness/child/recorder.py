@@ -256,6 +256,7 @@ class Recorder(object):
             optim_module.register_optimizer_step_pre_hook(lambda opt, args, kwargs: self._step_begin(opt))
             optim_module.register_optimizer_step_post_hook(lambda opt, args, kwargs: self._step_end(opt))
         self._patch_autograd()
+        self._patch_warnings()
         if self.config.get("evaluation", True):
             self.evaluation = EvaluationRecorder(self.root, self._emit_forward, lambda: self.steps_done)
             self.evaluation.install()
@@ -263,6 +264,19 @@ class Recorder(object):
             MetricRecorder(self._emit_scalar, self._emit_log).install()
         if self.config.get("artifacts", True):
             self.snapshot = Snapshot(self.root, self.config.get("ignore_output", ()))
+
+    def _patch_warnings(self):
+        """Note each warning shown, as shown, so that the parent can tell it from the script's stderr."""
+        recorder, show = self, warnings.showwarning
+
+        def showwarning(message, category, filename, lineno, file=None, line=None):
+            if file is None:  # shown on stderr (a warning written elsewhere is not in the comparison)
+                text = warnings.formatwarning(message, category, filename, lineno, line)
+                recorder._write(schema.make("warning", after_step=recorder.steps_done, category=category.__name__,
+                                            text=text))
+            return show(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = showwarning
 
     def _emit_forward(self, details, tensors):
         call, after_step, site, module, grad_mode, training = details

@@ -101,6 +101,13 @@ KINDS = {
         ("level", "str", "INFO, WARNING, ..."),
         ("message", "str", "the formatted message (record.getMessage())"),
     ),
+    # A Python warning as the warnings module printed it to stderr (left out of the stderr comparison:
+    # a migration is expected to remove deprecation warnings).
+    "warning": (
+        ("after_step", "int", "complete steps when it was shown"),
+        ("category", "str", "UserWarning, DeprecationWarning, ..."),
+        ("text", "str", "what warnings.formatwarning wrote: the header, the message, the source line"),
+    ),
     # A file the run wrote, changed or deleted inside the mirror, read back at the end of the run.
     "artifact": (
         ("path", "str", "from the script's folder, '/'-separated (../data/x.npy above it)"),
