@@ -10,7 +10,9 @@ current PyTorch), runs to the end of its default arguments, interleaved, ``--rep
 - full: through the harness with every recording on, as ``verify`` runs by default.
 
 and prints the medians and the ratios full/steps (the extra recording) and full/bare (all
-of it). Both harness runs measure memory over the same first steps. One intra-op thread
+of it), in wall time and in CPU time (user + system of the child processes: on a loaded
+machine wall times swing by 2x between identical runs, CPU time much less). Both harness
+runs measure memory over the same first steps. One intra-op thread
 (``OMP_NUM_THREADS=1`` unless set): with several, other load on a shared machine makes
 timings swing by 5x.
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -35,6 +38,18 @@ from migrate.harness.runner import RunSpec, mirror_tree, run_script
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 MODES = ("bare", "steps", "full")
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def measure(run, *args) -> tuple[float, float]:
+    """(wall, CPU) seconds of one run."""
+    cpu = _children_cpu()
+    wall = run(*args)
+    return wall, _children_cpu() - cpu
 
 
 def migrated_samples(work: Path) -> Path:
@@ -74,25 +89,29 @@ def main() -> None:
     entries = args.only or load_config([SAMPLES]).entry
     with tempfile.TemporaryDirectory(prefix="harness-overhead-") as work:
         tree = migrated_samples(Path(work))
-        times: dict[str, dict[str, list[float]]] = {entry: {mode: [] for mode in MODES} for entry in entries}
+        times = {entry: {mode: [] for mode in MODES} for entry in entries}
         for _ in range(args.repeat):
             for entry in entries:
-                times[entry]["bare"].append(bare(tree, entry, Path(work)))
-                times[entry]["steps"].append(recorded(tree, entry, full=False))
-                times[entry]["full"].append(recorded(tree, entry, full=True))
-    print(f"median wall time of {args.repeat} runs per sample, run to its end (bare / steps only / full):")
-    totals = dict.fromkeys(MODES, 0.0)
-    for entry in entries:
-        medians = {mode: statistics.median(times[entry][mode]) for mode in MODES}
-        for mode in MODES:
-            totals[mode] += medians[mode]
-        print(f"  {entry:<32} {medians['bare']:6.2f} s / {medians['steps']:6.2f} s / {medians['full']:6.2f} s"
-              f"   full/steps {medians['full'] / medians['steps']:.3f}   full/bare {medians['full'] / medians['bare']:.3f}")
-    print(f"  {'all samples':<32} {totals['bare']:6.2f} s / {totals['steps']:6.2f} s / {totals['full']:6.2f} s"
-          f"   full/steps {totals['full'] / totals['steps']:.3f}   full/bare {totals['full'] / totals['bare']:.3f}")
+                times[entry]["bare"].append(measure(bare, tree, entry, Path(work)))
+                times[entry]["steps"].append(measure(recorded, tree, entry, False))
+                times[entry]["full"].append(measure(recorded, tree, entry, True))
+    for i, what in enumerate(("wall", "CPU")):
+        print(f"median {what} time of {args.repeat} runs per sample, run to its end (bare / steps only / full):")
+        totals = dict.fromkeys(MODES, 0.0)
+        for entry in entries:
+            medians = {mode: statistics.median(t[i] for t in times[entry][mode]) for mode in MODES}
+            for mode in MODES:
+                totals[mode] += medians[mode]
+            _row(entry, medians)
+        _row("all samples", totals)
     load, cores = os.getloadavg()[0], os.cpu_count() or 1
     if load > cores:
         print(f"warning: load average {load:.1f} on {cores} cores: wall times are unreliable")
+
+
+def _row(name: str, seconds: dict[str, float]) -> None:
+    print(f"  {name:<30} {seconds['bare']:6.2f} s / {seconds['steps']:6.2f} s / {seconds['full']:6.2f} s"
+          f"   full/steps {seconds['full'] / seconds['steps']:.3f}   full/bare {seconds['full'] / seconds['bare']:.3f}")
 
 
 if __name__ == "__main__":

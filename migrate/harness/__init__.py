@@ -3,12 +3,14 @@
 Layers (each imports only those above it):
 
 - ``child/`` runs inside the child interpreter (stdlib + torch, Python 3.5 syntax):
-  ``bootstrap`` (entry point), ``recorder``, ``compat``, and ``schema``, the one
-  description of every record kind and field, shared with the parent;
+  ``bootstrap`` (entry point), ``recorder`` with ``evaluation``, ``metrics`` and ``files``,
+  ``compat``, and ``schema``, the one description of every record kind and field, shared
+  with the parent;
 - ``records``: the parent's typed records, built from the schema;
 - ``runner``: ``RunSpec`` (picklable) -> ``RunOutcome`` (picklable, self-contained);
   ``run_side`` runs a pipeline of specs in one mirror;
-- ``comparer``: two outcomes -> ``PairComparison`` (pure: no runs, no files);
+- ``comparer``: two outcomes -> ``PairComparison`` (pure: no runs, no files); the steps, and through
+  ``outputs`` evaluation calls, stdout/stderr (``text`` normalises printed text), metrics and files;
 - ``attribution`` names the changed lines; ``verify`` plans runs (``plan_runs``),
   makes them (``run_locally``) and judges them (``judge``); ``report`` and ``cli`` present.
 """

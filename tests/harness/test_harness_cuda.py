@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from harness_support import SCRIPTS
+from harness_support import SCRIPTS, variant
 
 from migrate.harness import VerifyOptions, verify_scripts
 
@@ -24,3 +24,17 @@ def test_retain_graph_memory_growth_is_flagged_on_cuda(style_case):
     result = verify_scripts(style_case / "legacy.py", style_case / "bad_migration_retain_graph.py",
                             VerifyOptions(steps=3, device="cuda", timeout=300))
     assert result.exit_code == 1 and result.first_divergence.quantity == "peak memory"
+
+
+def test_device_all_compares_evaluation_printed_output_and_files_on_cuda(tmp_path):
+    """The classifier moves itself to CUDA where the harness shows it one: evaluation calls, printed
+    numbers and the checkpoint are compared on each device (dropout draws differ across devices, so
+    the cross-device pair is not judged here)."""
+    new = variant(tmp_path, SCRIPTS / "classifier.py", "new.py", ("    epoch_start = time.time()\n",
+                                                                  "    epoch_start = time.time() - 0.25\n"))
+    result = verify_scripts(SCRIPTS / "classifier.py", new, VerifyOptions(device="all", timeout=300))
+    cpu, cuda, _ = result.pairs
+    assert cpu.first_divergence is None and cuda.first_divergence is None, result.reason
+    summary = {name: ok for name, ok, _ in cuda.summary()}
+    assert summary["evaluation"] and summary["stdout"] and summary["files written"], summary
+    assert cuda.new.artifacts and all(f.grad_mode == "no_grad" for f in cuda.new.forwards[:4])

@@ -50,7 +50,7 @@ def test_an_equivalent_pair_whose_output_differs_only_in_timings_paths_and_addre
     names = {q.name for q in pair.quantities}
     assert {"tensorboard: test/loss", "logging: test loss", "print: average loss", "file checkpoint.pt",
             "file logs/metrics.csv"} <= names
-    assert any(name.startswith("eval Sequential at train.py:46") for name in names)
+    assert any(name.startswith("eval Sequential at train.py:47") for name in names)
 
 
 def test_an_evaluation_only_change_is_found_with_its_step_and_call_site(tmp_path):
@@ -60,7 +60,7 @@ def test_an_evaluation_only_change_is_found_with_its_step_and_call_site(tmp_path
     first = result.first_divergence
     assert result.exit_code == 1
     assert (first.kind, first.step) == ("eval", 4)
-    assert first.quantity == "eval Sequential at new.py:46 (OLD tests/harness/scripts/classifier.py:46)"
+    assert first.quantity == "eval Sequential at new.py:47 (OLD tests/harness/scripts/classifier.py:47)"
     assert first.at.startswith("after step 3, 2 call(s), call 1")
     assert "after step 3" in result.reason
     # Training itself is untouched: only the steps would have said "equivalent".
@@ -205,8 +205,8 @@ def test_training_forwards_are_not_taken_for_evaluation():
     assert outcome.status == "ok" and outcome.forwards == []
     evaluated = run(CLASSIFIER)
     assert [(f.after_step, f.site, f.grad_mode) for f in evaluated.forwards] == [
-        (3, "classifier.py:46", "no_grad")] * 2 + [(6, "classifier.py:46", "no_grad")] * 2 + [
-        (6, "classifier.py:76", "grad")]
+        (3, "classifier.py:47", "no_grad")] * 2 + [(6, "classifier.py:47", "no_grad")] * 2 + [
+        (6, "classifier.py:77", "grad")]
 
 
 def test_comparisons_recorded_but_switched_off_are_not_recorded_either():

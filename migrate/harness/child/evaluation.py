@@ -98,7 +98,9 @@ class EvaluationRecorder(object):
         if not tensors:
             return
         trainable = [t for _, t in tensors if t.requires_grad]
-        mode = _grad_mode() if trainable else "no_grad"  # no graph built, as under no_grad (a volatile input)
+        mode = _grad_mode()
+        if mode == "grad" and not trainable:  # no graph built, as under no_grad (a volatile input)
+            mode = "no_grad"
         details = (self.calls, self.steps_done(), self._site(frame), type(module).__name__, mode,
                    bool(module.training))
         if mode != "grad":

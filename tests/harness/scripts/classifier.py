@@ -1,7 +1,7 @@
-"""A small classifier as tutorials write it: train, evaluate after each epoch under
-no_grad, print and log metrics, save a checkpoint and a CSV log. Its output also
-holds what legitimately differs between two runs: timings, a progress bar redrawn
-with carriage returns, timestamps, a temporary path and an object address.
+"""A small classifier as tutorials write it (on CUDA where there is one): train, evaluate after
+each epoch under no_grad, print and log metrics, save a checkpoint and a CSV log. Its output
+also holds what legitimately differs between two runs: timings, a progress bar redrawn with
+carriage returns, timestamps, a temporary path and an object address.
 Tests derive wrong migrations from it (each replaces one marked line)."""
 import argparse
 import datetime
@@ -23,9 +23,10 @@ logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(mess
 log = logging.getLogger("classifier")
 
 torch.manual_seed(0)
-data, target = torch.randn(96, 8), torch.randint(0, 3, (96,))
-test_data, test_target = torch.randn(48, 8), torch.randint(0, 3, (48,))
-model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Dropout(0.2), nn.Linear(16, 3))
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+data, target = torch.randn(96, 8).to(device), torch.randint(0, 3, (96,)).to(device)
+test_data, test_target = torch.randn(48, 8).to(device), torch.randint(0, 3, (48,)).to(device)
+model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Dropout(0.2), nn.Linear(16, 3)).to(device)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.5)
 writer = None
 if args.tensorboard:
