@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +39,7 @@ MIRROR_LIMIT = 5000  # entries copied before the rest of the tree is linked inst
 NOT_MIRRORED = {".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".tox", "node_modules"}
 TAIL_BYTES = 64 * 1024
 TERM_GRACE = 2.0  # seconds between SIGTERM and SIGKILL
+POLL_INTERVAL = 0.5  # seconds between two looks at a running child's record (progress)
 FULL_LIMIT = 4096  # tensors up to this many elements are recorded whole
 _SIGNAL_HINTS = {
     signal.SIGKILL: "killed (SIGKILL): out of memory? the kernel's OOM killer sends SIGKILL",
@@ -217,15 +219,26 @@ def _tail(path: Path, mirror: Path, source: Path) -> tuple[str, int]:
         return f.read().decode("utf-8", "replace").replace(str(mirror), str(source)), size
 
 
-def _read_records(path: Path) -> list[dict]:
-    records = []
-    try:
-        with open(path, "rb") as f:
-            while True:
-                records.append(pickle.load(f))
-    except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError):
-        pass  # the end of the stream, or a record cut short by a crash
-    return records
+class _RecordStream:
+    """The child's record file, read as it grows: each complete record is parsed once, and a record
+    still being written (or cut short by a crash) is left for the next read."""
+
+    def __init__(self, path: Path):
+        self.path, self.records, self._offset = path, [], 0
+
+    def read(self) -> list[dict]:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self._offset)
+                while True:
+                    self.records.append(pickle.load(f))
+                    self._offset = f.tell()
+        except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError):
+            pass  # the end of the stream so far
+        return self.records
+
+    def steps(self) -> int:
+        return sum(1 for record in self.read() if record["kind"] == "step")
 
 
 def _child_env(spec: RunSpec, marker: str) -> dict[str, str]:
@@ -242,7 +255,8 @@ def _child_env(spec: RunSpec, marker: str) -> dict[str, str]:
     return env
 
 
-def run_script(spec: RunSpec) -> RunOutcome:
+def run_script(spec: RunSpec, on_step: Callable[[int], None] | None = None) -> RunOutcome:
+    """Run ``spec``; ``on_step(n)`` is told the number of steps recorded so far while the script runs."""
     source_dir = spec.source_dir.resolve()
     script = spec.script.resolve()
     with tempfile.TemporaryDirectory(prefix=f"torch-migrate-{spec.label}-") as tmp:
@@ -252,6 +266,7 @@ def run_script(spec: RunSpec) -> RunOutcome:
         inside = source_dir in script.parents
         script_in_run = cwd / script.relative_to(source_dir) if inside else script
         record_path = tmp_path / "record.pkl"
+        records = _RecordStream(record_path)
         config = {
             "record": str(record_path), "seed": spec.seed, "device": spec.device, "compat": spec.compat,
             "steps": spec.steps, "memory_steps": spec.memory_steps, "full": spec.full, "full_limit": FULL_LIMIT,
@@ -265,7 +280,7 @@ def run_script(spec: RunSpec) -> RunOutcome:
             proc = subprocess.Popen(command, cwd=cwd, env=_child_env(spec, marker), stdin=subprocess.DEVNULL,
                                     stdout=out, stderr=err, start_new_session=True)
             try:
-                proc.wait(timeout=spec.timeout)
+                _wait(proc, spec.timeout, lambda: on_step(records.steps()) if on_step else None)
             except subprocess.TimeoutExpired:
                 timed_out = True
             finally:  # also on KeyboardInterrupt: never leave the tree running
@@ -281,9 +296,22 @@ def run_script(spec: RunSpec) -> RunOutcome:
             script_in_run=str(script_in_run), run_dir=str(cwd),
             leftover_processes=max(0, leftovers - (1 if timed_out else 0)), needed_sigkill=forced,
         )
-        _absorb(outcome, _read_records(record_path))
+        _absorb(outcome, records.read())
         outcome.status, outcome.reason = _classify(outcome, timed_out)
     return outcome
+
+
+def _wait(proc: subprocess.Popen, timeout: float, poll: Callable[[], None]) -> None:
+    """``proc.wait(timeout)``, calling ``poll`` every POLL_INTERVAL seconds meanwhile."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            proc.wait(timeout=max(0.0, min(POLL_INTERVAL, deadline - time.monotonic())))
+            return
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline:
+                raise
+            poll()
 
 
 def _absorb(outcome: RunOutcome, records: list[dict]) -> None:

@@ -11,11 +11,13 @@ from __future__ import annotations
 import math
 import shutil
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
+
+from migrate.progress import Progress
 
 from .attribution import Change, Culprit, diff_changes, load_change_map, rank
 from .comparer import DEFAULT_MEMORY_TOLERANCE, Check, PairComparison, Tolerance, compare_runs, decode_elements
@@ -193,12 +195,14 @@ def _decide(pairs: list[PairComparison]) -> tuple[str, int, str]:
         detail = f"OLD {first.old}, NEW {first.new}" + (f" ({first.note})" if first.note else "")
         return "different", EXIT_DIFFERENT, f"{pair.label}: {first.quantity} differs {where}: {detail}"
     steps = pairs[0].old.complete_steps
-    return "equivalent", EXIT_EQUIVALENT, f"equivalent over {steps} step(s) on {', '.join(p.label for p in pairs)}"
+    return "equivalent", EXIT_EQUIVALENT, (f"equivalent over {steps} step{'' if steps == 1 else 's'} on "
+                                           f"{', '.join(p.label for p in pairs)}")
 
 
 def verify_scripts(old: Path, new: Path, options: VerifyOptions = VerifyOptions(),
-                   progress: Callable[[str], None] | None = None) -> VerifyResult:
-    """Run OLD and NEW and compare them. Raises UsageError for options that cannot work."""
+                   progress: Progress = Progress()) -> VerifyResult:
+    """Run OLD and NEW and compare them, telling ``progress`` about each run. Raises UsageError for
+    options that cannot work."""
     old, new = Path(old), Path(new)
     _validate(old, new, options)
     changes = _changes(old, new, options)
@@ -215,9 +219,9 @@ def verify_scripts(old: Path, new: Path, options: VerifyOptions = VerifyOptions(
             if label == "new" and not runs["old", device].comparable:  # NEW could take as long, for nothing
                 runs[label, device] = RunOutcome.skipped(spec, "not run: OLD gave nothing to compare with")
                 continue
-            if progress:
-                progress(f"running {label.upper()} ({script.name}) on {device}")
-            runs[label, device] = run_script(spec)
+            progress.run_started(label.upper(), script.name, device, options.steps)
+            run = runs[label, device] = run_script(spec, on_step=progress.step)
+            progress.run_finished(run.status, run.complete_steps, run.wall_time)
     pairs = [compare_runs(device, runs["old", device], runs["new", device], tol, options.memory_tolerance)
              for device in _devices(options.device)]
     if options.device == "all":
