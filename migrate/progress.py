@@ -53,7 +53,8 @@ def _finished(run: str, status: str, steps: int, seconds: float) -> str:
 
 
 class Lines(Progress):
-    """One timestamped line per event; a running script's step count at most every ``interval`` seconds."""
+    """One timestamped line per event; a running script's step count at most every ``interval`` seconds
+    when it changes, and every six intervals when it does not (a long step, still running)."""
 
     def __init__(self, stream: Optional[TextIO] = None, interval: float = 10.0):
         self.stream = stream or sys.stderr
@@ -77,7 +78,7 @@ class Lines(Progress):
 
     def step(self, count: int) -> None:
         now = time.monotonic()
-        if count != self._count and now - self._last >= self.interval:
+        if now - self._last >= (self.interval if count != self._count else 6 * self.interval):
             self._count, self._last = count, now
             self._line(f"{self._run}: {_steps(count, self._limit)}, {now - self._started:.0f} s")
 

@@ -18,6 +18,7 @@ progress and errors go to stderr.
 """
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import os
@@ -312,15 +313,16 @@ def migrate_command(
     raise typer.Exit(card.exit_code)
 
 
-def _steps(option: Optional[int], configured: Optional[int], pyproject: Optional[str]) -> tuple:
+def _steps(option: Optional[int], configured: Optional[int], pyproject: str) -> tuple:
     """The number of steps to compare, and where it came from, for the report card."""
     if option:
         return option, f"`--steps {option}`"
     if configured:
-        where = os.path.relpath(pyproject) if pyproject and not os.path.relpath(pyproject).startswith("..") \
-            else pyproject
+        where = Path(pyproject)
+        with contextlib.suppress(ValueError):  # shown as the user would type it, when below the current folder
+            where = where.relative_to(Path.cwd())
         return configured, f"`steps = {configured}` in {where}"
-    return DEFAULT_STEPS, f"the default; `--steps N` or `steps` in [tool.torch-migrate] sets it"
+    return DEFAULT_STEPS, "the default; `--steps N` or `steps` in [tool.torch-migrate] sets it"
 
 
 def _print_card(markdown: str) -> None:
