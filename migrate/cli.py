@@ -4,8 +4,8 @@ Exit status, for every command:
   0  success: nothing to report (``rewrite`` in place also returns 0 after changing files)
   1  ``rewrite --check``: files would change; ``check``: findings; ``verify``: not equivalent
   2  usage error
-  3  some files could not be read, parsed or compiled on this Python (reported as path:line:col;
-     left untouched), or, for ``verify``, no comparison was possible
+  3  some files could not be read, parsed or compiled on this Python, or are Python 2 (reported as
+     path:line:col; left untouched), or, for ``verify``, no comparison was possible
   4  internal error: a rule produced code that does not compile or changed code no fix declared, or a
      worker process died (the files concerned were left untouched)
   130/143  interrupted by SIGINT/SIGTERM: every file is either entirely old or entirely new
