@@ -145,7 +145,7 @@ BAD = {  # name: (bytes, what the message says, line, column)
     "image.py": (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)), "null bytes", 3, 1),
     "blob.py": (bytes(range(128, 256)) * 4, "cannot decode as utf-8: invalid start byte", 1, 1),
     "python2.py": (b'import torch\nprint "loss", loss\ny = x.cuda(async=True)\n',
-                   "syntax error: Missing parentheses in call to 'print'", 2, 1),
+                   r"Python 2 syntax, not migrated \(print statement\)", 2, 1),
     "bad_cookie.py": (b"# -*- coding: klingon -*-\ny = x.cuda(async=True)\n", "bad encoding declaration", 1, 1),
     "readonly.py": (LEGACY, "read-only", 1, 1),
 }
