@@ -141,11 +141,13 @@ class Live(Progress):
 
 
 def for_stderr(quiet: bool) -> Progress:
-    """Silent with ``-q``, live on a terminal, timestamped lines otherwise."""
+    """Silent with ``-q``, live on a terminal that can redraw (not ``TERM=dumb``), timestamped lines otherwise."""
     if quiet:
         return Progress()
     if sys.stderr.isatty():
         from rich.console import Console
 
-        return Live(Console(stderr=True, highlight=False))
+        console = Console(stderr=True, highlight=False)
+        if console.is_interactive:
+            return Live(console)
     return Lines()
