@@ -58,7 +58,7 @@ def recorded(script: Path, steps: int) -> float:
     outcome = run_script(RunSpec("bench", script, script.parent, args=("--steps", str(steps))))
     if outcome.status != "ok" or outcome.complete_steps != steps:
         sys.exit(f"recorded run failed: {outcome.reason}\n{outcome.stderr_tail}")
-    return sum(step["time"] for step in outcome.steps[1:])
+    return sum(step.time for step in outcome.steps[1:])
 
 
 def measure(run, script: Path, steps: int) -> tuple[float, float, float]:

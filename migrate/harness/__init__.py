@@ -1,18 +1,26 @@
 """Equivalence harness: prove a migrated training script trains like the original.
 
-Layers (each imports only those above it): ``bootstrap``/``recorder``/``compat``
-run inside the child interpreter (stdlib + torch only); ``runner`` starts and
-cleans up children; ``comparer`` judges two records; ``attribution`` names the
-changed lines; ``verify`` ties them together; ``report`` and ``cli`` present.
+Layers (each imports only those above it):
 
-The names below are loaded on first use, so that ``cli`` (the command's
+- ``child/`` runs inside the child interpreter (stdlib + torch, Python 3.5 syntax):
+  ``bootstrap`` (entry point), ``recorder``, ``compat``, and ``schema``, the one
+  description of every record kind and field, shared with the parent;
+- ``records``: the parent's typed records, built from the schema;
+- ``runner``: ``RunSpec`` (picklable) -> ``RunOutcome`` (picklable, self-contained);
+  ``run_side`` runs a pipeline of specs in one mirror;
+- ``comparer``: two outcomes -> ``PairComparison`` (pure: no runs, no files);
+- ``attribution`` names the changed lines; ``verify`` plans runs (``plan_runs``),
+  makes them (``run_locally``) and judges them (``judge``); ``report`` and ``cli`` present.
+
+The names below are loaded from ``verify`` on first use, so that ``cli`` (the command's
 definition, needed by ``torch-migrate --help``) imports neither torch nor numpy.
 """
 import importlib
 
 __all__ = [
     "EXIT_DIFFERENT", "EXIT_EQUIVALENT", "EXIT_NO_COMPARISON", "EXIT_USAGE", "UsageError",
-    "VerifyOptions", "VerifyResult", "verify_scripts",
+    "VerifyOptions", "VerifyResult", "judge", "plan_runs", "run_locally", "verify_pipeline",
+    "verify_scripts",
 ]
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from .records import EncodedTensor, Step
 from .runner import RunOutcome
 
 DEFAULT_TOLERANCES = {
@@ -143,19 +144,19 @@ def _fmt(value: float) -> str:
     return f"{value:.6g}"
 
 
-def compare_tensors(old: dict | None, new: dict | None, tol: Tolerance) -> Check:
+def compare_tensors(old: EncodedTensor | None, new: EncodedTensor | None, tol: Tolerance) -> Check:
     """Returns a Check with only the comparison filled in (the caller names it)."""
     if old is None or new is None:
         if old is None and new is None:
             return Check(None, "", "grad", True, old="None", new="None")
         return Check(None, "", "grad", False, old=_summary(old), new=_summary(new),
                      note="None in OLD" if old is None else "None in NEW")
-    if old["shape"] != new["shape"] or old["dtype"] != new["dtype"]:
+    if old.shape != new.shape or old.dtype != new.dtype:
         return Check(None, "", "grad", False, old=_summary(old), new=_summary(new), note="shape or dtype differs")
-    rtol, atol = tol.for_dtype(old["dtype"])
-    sampled = "sample" in old
-    a = decode_elements(old["sample" if sampled else "data"], old["dtype"])
-    b = decode_elements(new["sample" if sampled else "data"], new["dtype"])
+    rtol, atol = tol.for_dtype(old.dtype)
+    sampled = old.is_fingerprint
+    a = decode_elements(old.elements, old.dtype)
+    b = decode_elements(new.elements, new.dtype)
     same = (a == b) | (a.isnan() & b.isnan())
     zero = torch.zeros((), dtype=torch.float64)
     diff = torch.where(same, zero, (b - a).abs().nan_to_num(math.inf))  # NaN against a number: infinitely off
@@ -171,19 +172,19 @@ def compare_tensors(old: dict | None, new: dict | None, tol: Tolerance) -> Check
         elif check.ok:  # nothing to point at: the size of the tensor says enough
             check.old, check.new = (f"norm {_fmt(_norm(enc, x))}" for enc, x in ((old, a), (new, b)))
         else:  # the worst element, where a sign flip or a wrong entry shows
-            where = _unravel(old["sample_index"][worst] if sampled else worst, old["shape"])
+            where = _unravel(old.sample_index[worst] if sampled else worst, old.shape)
             check.old, check.new = f"{_fmt(a[worst].item())} at {where}", f"{_fmt(b[worst].item())} at {where}"
     if sampled:
         _check_stats(check, old, new, rtol, atol)
     return check
 
 
-def _check_stats(check: Check, old: dict, new: dict, rtol: float, atol: float) -> None:
+def _check_stats(check: Check, old: EncodedTensor, new: EncodedTensor, rtol: float, atol: float) -> None:
     """The sample can miss a change elsewhere; the sums cannot."""
-    so, sn = old["stats"], new["stats"]
+    so, sn = old.stats, new.stats
     if not so:
         return
-    n = math.prod(old["shape"])
+    n = old.numel
     bounds = {"sum": n * atol + rtol * so["l1"], "l1": n * atol + rtol * so["l1"],
               "l2": math.sqrt(n) * atol + rtol * so["l2"],
               "min": atol + rtol * abs(so["min"]), "max": atol + rtol * abs(so["max"])}
@@ -196,12 +197,12 @@ def _check_stats(check: Check, old: dict, new: dict, rtol: float, atol: float) -
             return
 
 
-def _norm(enc: dict, elements: torch.Tensor) -> float:
-    return enc["stats"]["l2"] if "sample" in enc and enc["stats"] else float(elements.norm())
+def _norm(enc: EncodedTensor, elements: torch.Tensor) -> float:
+    return enc.stats["l2"] if enc.is_fingerprint and enc.stats else float(elements.norm())
 
 
-def _summary(enc: dict | None) -> str:
-    return "None" if enc is None else f"{enc['dtype']}{list(enc['shape'])}"
+def _summary(enc: EncodedTensor | None) -> str:
+    return "None" if enc is None else f"{enc.dtype}{list(enc.shape)}"
 
 
 # ---------------------------------------------------------------- steps
@@ -224,17 +225,17 @@ def _loss_name(index: int) -> str:
     return "loss" if index == 0 else f"loss #{index + 1}"
 
 
-def _aligned_params(o: dict, n: dict) -> tuple[list[tuple[str, str, str]], list[str], list[str]]:
+def _aligned_params(o: Step, n: Step) -> tuple[list[tuple[str, str, str]], list[str], list[str]]:
     """(display, old key, new key) for parameters in both steps, then names only in OLD / NEW.
     Same names: match by name. A renamed variable changes every name, so then
     match by optimizer slot (``opt0.group0.param3``)."""
-    old_names, new_names = list(o["grads"]), list(n["grads"])
+    old_names, new_names = list(o.grads), list(n.grads)
     if set(old_names) == set(new_names):
         return [(name, name, name) for name in old_names], [], []
-    new_by_slot = {slot: name for name, slot in n["slots"].items()}
+    new_by_slot = {slot: name for name, slot in n.slots.items()}
     pairs, only_old = [], []
     for name in old_names:
-        other = new_by_slot.pop(o["slots"].get(name), None)
+        other = new_by_slot.pop(o.slots.get(name), None)
         if other is None:
             only_old.append(name)
         else:
@@ -242,19 +243,19 @@ def _aligned_params(o: dict, n: dict) -> tuple[list[tuple[str, str, str]], list[
     return pairs, only_old, sorted(new_by_slot.values())
 
 
-def _compare_step(c: _Collector, k: int, o: dict, n: dict, tol: Tolerance) -> None:
-    for i, ((src_o, lo), (src_n, ln)) in enumerate(zip(o["losses"], n["losses"])):
-        c.tensor(k, "loss", None, lo, ln, tol, quantity=_loss_name(i))
-    if not (o["complete"] and n["complete"]):
+def _compare_step(c: _Collector, k: int, o: Step, n: Step, tol: Tolerance) -> None:
+    for i, (lo, ln) in enumerate(zip(o.losses, n.losses)):
+        c.tensor(k, "loss", None, lo.tensor, ln.tensor, tol, quantity=_loss_name(i))
+    if not (o.complete and n.complete):
         return
-    if len(o["losses"]) != len(n["losses"]):
-        c.add(Check(k, "backward calls per step", "loss", False, old=str(len(o["losses"])),
-                    new=str(len(n["losses"])), note="a different number of backward()/grad() calls"))
+    if len(o.losses) != len(n.losses):
+        c.add(Check(k, "backward calls per step", "loss", False, old=str(len(o.losses)),
+                    new=str(len(n.losses)), note="a different number of backward()/grad() calls"))
     pairs, only_old, only_new = _aligned_params(o, n)
     for display, ko, kn in pairs:
-        c.tensor(k, "grad", display, o["grads"][ko], n["grads"][kn], tol)
+        c.tensor(k, "grad", display, o.grads[ko], n.grads[kn], tol)
     for display, ko, kn in pairs:
-        c.tensor(k, "value", display, o["values"].get(ko), n["values"].get(kn), tol)
+        c.tensor(k, "value", display, o.values.get(ko), n.values.get(kn), tol)
     for name in only_old:
         c.add(Check(k, f"grad {name}", "grad", False, param=name, old="present", new="missing",
                     note="parameter stepped in OLD but not in NEW"))
@@ -270,7 +271,7 @@ def _outcome_check(old: RunOutcome, new: RunOutcome) -> Check:
         return Check(new.failed_step, "outcome", "outcome", False, old="ok", new=new.status, note=f"NEW {new.reason}")
     if old.status != "ok":
         same = (new.status == old.status and new.failed_step == old.failed_step
-                and (new.exception or {}).get("type") == (old.exception or {}).get("type"))
+                and _exception_type(new) == _exception_type(old))
         return Check(old.failed_step, "outcome", "outcome", same, old=old.status, new=new.status,
                      note=f"OLD {old.reason}; NEW {new.reason}")
     if n_old != n_new:
@@ -279,25 +280,27 @@ def _outcome_check(old: RunOutcome, new: RunOutcome) -> Check:
     return Check(None, "outcome", "outcome", True, old=f"{n_old} steps", new=f"{n_new} steps", note=new.reason)
 
 
+def _exception_type(run: RunOutcome) -> str | None:
+    return run.exception.type if run.exception else None
+
+
 def _memory_check(old: RunOutcome, new: RunOutcome, tolerance: float) -> Check | None:
-    mo, mn = old.memory or {}, new.memory or {}
-    po, pn = mo.get("peak_bytes"), mn.get("peak_bytes")
-    if po is None or pn is None:
+    mo, mn = old.memory, new.memory
+    if mo is None or mn is None or mo.peak_bytes is None or mn.peak_bytes is None:
         return None
+    po, pn = mo.peak_bytes, mn.peak_bytes
     growth = (pn - po) / po if po else (math.inf if pn else 0.0)
-    window = f"over {mo['steps']} step(s)" if mo["steps"] == mn["steps"] else \
-        f"over {mo['steps']} vs {mn['steps']} step(s)"
+    window = f"over {mo.steps} step(s)" if mo.steps == mn.steps else f"over {mo.steps} vs {mn.steps} step(s)"
     return Check(None, "peak memory", "memory", growth <= tolerance, max_abs=float(abs(pn - po)),
                  max_rel=abs(growth), old=_bytes(po), new=_bytes(pn),
-                 note=f"{growth:+.1%}, tolerance +{tolerance:.0%}; {mo['method']} {window}")
+                 note=f"{growth:+.1%}, tolerance +{tolerance:.0%}; {mo.method} {window}")
 
 
 def _typical_step_time(run: RunOutcome) -> tuple[float, str] | None:
     """Median step time, leaving out step 1 (it includes start-up) and the steps the
     memory profiler slowed down, when steps remain."""
-    times = [s["time"] for s in run.steps if s["complete"]]
-    profiled = (run.memory or {}).get("steps", 0) if (run.memory or {}).get("method", "").startswith("torch.profiler") \
-        else 0
+    times = [s.time for s in run.steps if s.complete]
+    profiled = run.memory.steps if run.memory and run.memory.method.startswith("torch.profiler") else 0
     first = max(1, profiled)
     if len(times) > first:
         return statistics.median(times[first:]), f"steps {first + 1}-{len(times)}"
@@ -322,8 +325,8 @@ def compare_runs(label: str, old: RunOutcome, new: RunOutcome, tol: Tolerance,
     c = _Collector()
     if new.status == "skipped":
         return PairComparison(label, old, new, tol.cross_device, [])
-    old_steps = {s["step"]: s for s in old.steps}
-    new_steps = {s["step"]: s for s in new.steps}
+    old_steps = {s.step: s for s in old.steps}
+    new_steps = {s.step: s for s in new.steps}
     for k in sorted(set(old_steps) & set(new_steps)):
         _compare_step(c, k, old_steps[k], new_steps[k], tol)
     c.add(_outcome_check(old, new))

@@ -104,7 +104,7 @@ def render(result: VerifyResult, console: Console | None = None) -> None:
     console = console or Console(highlight=False, soft_wrap=True)  # lines whole; tables fit the width
     runs = _table("Runs", ("run", "status", "steps", "wall", "peak memory", "detail"))
     for run in result.runs:
-        peak = (run.memory or {}).get("peak_bytes")
+        peak = run.memory.peak_bytes if run.memory else None
         runs.add_row(run.spec.label, run.status, str(run.complete_steps), f"{run.wall_time:.1f} s",
                      "-" if peak is None else f"{peak / 2**20:.2f} MiB", _short(run.reason))
     console.print(runs)

@@ -1,9 +1,14 @@
-"""Run one script in a child interpreter, in a throw-away working directory, and read its record.
+"""Run scripts in child interpreters, in a throw-away mirror of their tree, and read their records.
+
+The seam: a ``RunSpec`` (frozen, picklable: what to run and how) goes in, a
+``RunOutcome`` (picklable, self-contained: typed records and captured output,
+no live temp dir) comes out. ``run_side`` runs several specs in order in one
+mirror (a pipeline: what one writes, the next reads); ``run_script`` is one.
 
 Why each precaution:
-- The script's folder is mirrored into a temp dir (real folders, small files
-  copied, large files and folders past MIRROR_LIMIT entries linked) that
-  becomes the working directory: relative reads and sibling imports work,
+- The spec's ``root`` is mirrored into a temp dir (real folders, small files
+  copied, large files and folders past MIRROR_LIMIT entries linked); the script
+  runs from its own folder inside it: relative reads and sibling imports work,
   while checkpoints and logs the script writes land in the copy, never in the
   user's folder nor in the other run's. A link turns into a copy before the
   script writes through it (bootstrap's audit hook; on Python < 3.8, as an
@@ -28,11 +33,14 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-BOOTSTRAP = Path(__file__).with_name("bootstrap.py")
+from . import records
+from .records import ExceptionRecord, Header, Memory, End, Step
+
+BOOTSTRAP = Path(__file__).with_name("child") / "bootstrap.py"
 MARKER_VAR = "TORCH_MIGRATE_RUN"
 COPY_LIMIT = 8 * 1024 * 1024  # bytes; bigger files (datasets) are linked, not copied
 MIRROR_LIMIT = 5000  # entries copied before the rest of the tree is linked instead of walked
@@ -51,11 +59,12 @@ _FAULT_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
 @dataclass(frozen=True)
 class RunSpec:
-    """One run. ``source_dir`` is what gets mirrored as the working directory."""
+    """One run: ``script`` lies inside ``root``, the tree that gets mirrored; it runs from
+    its own folder in the mirror (a script outside ``root`` runs from the mirror's top)."""
 
     label: str
     script: Path
-    source_dir: Path
+    root: Path
     python: str = sys.executable
     args: tuple[str, ...] = ()
     device: str = "cpu"
@@ -76,11 +85,11 @@ class RunOutcome:
     reason: str
     returncode: int | None
     wall_time: float
-    header: dict = field(default_factory=dict)
-    steps: list[dict] = field(default_factory=list)
-    memory: dict | None = None
-    exception: dict | None = None
-    end: dict | None = None
+    header: Header | None = None
+    steps: list[Step] = field(default_factory=list)
+    memory: Memory | None = None
+    exception: ExceptionRecord | None = None
+    end: End | None = None
     stdout_tail: str = ""
     stderr_tail: str = ""
     output_bytes: int = 0
@@ -100,13 +109,13 @@ class RunOutcome:
 
     @property
     def complete_steps(self) -> int:
-        return sum(1 for s in self.steps if s["complete"])
+        return sum(1 for s in self.steps if s.complete)
 
     @property
     def failed_step(self) -> int | None:
         """The step in progress when the run failed or crashed."""
         if self.exception:
-            return self.exception["step"]
+            return self.exception.step
         if self.status in ("crashed", "timeout"):
             return self.complete_steps + 1
         return None
@@ -115,7 +124,7 @@ class RunOutcome:
         """Where the run failed, innermost first: the exception's traceback, or the
         Python frames faulthandler printed for a fatal signal."""
         if self.exception:
-            return [(file, int(line)) for file, line, _ in reversed(self.exception["frames"])]
+            return [(file, int(line)) for file, line, _ in reversed(self.exception.frames)]
         if self.status == "crashed":
             fault = self.stderr_tail.split("Fatal Python error")[-1]
             return [(m["file"], int(m["line"])) for m in _FAULT_FRAME.finditer(fault)]
@@ -123,8 +132,8 @@ class RunOutcome:
 
     def original_path(self, file: str) -> Path | None:
         """The user's file behind ``file`` (a path in the run's mirror, or already mapped
-        back to the source folder), or None for files outside it (torch, the harness)."""
-        source = self.spec.source_dir.resolve()
+        back to the source tree), or None for files outside it (torch, the harness)."""
+        source = self.spec.root.resolve()
         if self.run_dir and file.startswith(self.run_dir + os.sep):
             return source / os.path.relpath(file, self.run_dir)
         if file.startswith(str(source) + os.sep) or file == str(self.spec.script.resolve()):
@@ -224,21 +233,21 @@ class _RecordStream:
     still being written (or cut short by a crash) is left for the next read."""
 
     def __init__(self, path: Path):
-        self.path, self.records, self._offset = path, [], 0
+        self.path, self.raw, self._offset = path, [], 0
 
     def read(self) -> list[dict]:
         try:
             with open(self.path, "rb") as f:
                 f.seek(self._offset)
                 while True:
-                    self.records.append(pickle.load(f))
+                    self.raw.append(pickle.load(f))
                     self._offset = f.tell()
         except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError):
             pass  # the end of the stream so far
-        return self.records
+        return self.raw
 
     def steps(self) -> int:
-        return sum(1 for record in self.read() if record["kind"] == "step")
+        return sum(1 for record in self.read() if record["kind"] == Step.KIND)
 
 
 def _child_env(spec: RunSpec, marker: str) -> dict[str, str]:
@@ -255,49 +264,81 @@ def _child_env(spec: RunSpec, marker: str) -> dict[str, str]:
     return env
 
 
-def run_script(spec: RunSpec, on_step: Callable[[int], None] | None = None) -> RunOutcome:
-    """Run ``spec``; ``on_step(n)`` is told the number of steps recorded so far while the script runs."""
-    source_dir = spec.source_dir.resolve()
+def run_script(spec: RunSpec) -> RunOutcome:
+    return run_side([spec])[0]
+
+
+def run_side(specs: Sequence[RunSpec], skip: Sequence[str | None] = (),
+             on_start: Callable[[RunSpec], None] | None = None,
+             on_step: Callable[[int], None] | None = None,
+             on_end: Callable[[RunOutcome], None] | None = None) -> list[RunOutcome]:
+    """Run ``specs`` one after the other in one mirror of their common ``root``: a pipeline
+    (train, then evaluate, then infer) sees what the runs before it wrote. ``skip[i]``, when
+    given and not None, is why run i is not made (its outcome is ``skipped``). ``on_step(n)``
+    is told the number of steps the running script has recorded, as it goes."""
+    roots = {spec.root.resolve() for spec in specs}
+    if len(roots) != 1:
+        raise ValueError(f"the runs of one side share one root, not {sorted(map(str, roots))}")
+    (root,) = roots
+    reasons = list(skip) + [None] * (len(specs) - len(skip))
+    outcomes = []
+    with tempfile.TemporaryDirectory(prefix=f"torch-migrate-{specs[0].label}-") as tmp:
+        mirror = Path(tmp) / "tree"
+        mirror_tree(root, mirror, exclude=Path(tmp))
+        for i, (spec, reason) in enumerate(zip(specs, reasons)):
+            if reason is not None:
+                outcomes.append(RunOutcome.skipped(spec, reason))
+                continue
+            if on_start:
+                on_start(spec)
+            outcomes.append(_run_in(spec, root, mirror, Path(tmp) / f"run{i}", on_step))
+            if on_end:
+                on_end(outcomes[-1])
+    return outcomes
+
+
+def _run_in(spec: RunSpec, root: Path, mirror: Path, files: Path,
+            on_step: Callable[[int], None] | None = None) -> RunOutcome:
+    """One run in an existing mirror; ``files`` holds its config, record and output."""
+    files.mkdir()
     script = spec.script.resolve()
-    with tempfile.TemporaryDirectory(prefix=f"torch-migrate-{spec.label}-") as tmp:
-        tmp_path = Path(tmp)
-        cwd = tmp_path / "cwd"
-        mirror_tree(source_dir, cwd, exclude=tmp_path)
-        inside = source_dir in script.parents
-        script_in_run = cwd / script.relative_to(source_dir) if inside else script
-        record_path = tmp_path / "record.pkl"
-        records = _RecordStream(record_path)
-        config = {
-            "record": str(record_path), "seed": spec.seed, "device": spec.device, "compat": spec.compat,
-            "steps": spec.steps, "memory_steps": spec.memory_steps, "full": spec.full, "full_limit": FULL_LIMIT,
-        }
-        (tmp_path / "config.json").write_text(json.dumps(config))
-        marker = uuid.uuid4().hex
-        command = [spec.python, str(BOOTSTRAP), str(tmp_path / "config.json"), str(script_in_run), *spec.args]
-        started = time.perf_counter()
-        timed_out = False
-        with open(tmp_path / "stdout", "wb") as out, open(tmp_path / "stderr", "wb") as err:
-            proc = subprocess.Popen(command, cwd=cwd, env=_child_env(spec, marker), stdin=subprocess.DEVNULL,
-                                    stdout=out, stderr=err, start_new_session=True)
-            try:
-                _wait(proc, spec.timeout, lambda: on_step(records.steps()) if on_step else None)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-            finally:  # also on KeyboardInterrupt: never leave the tree running
-                leftovers, forced = kill_tree(proc.pid, f"{MARKER_VAR}={marker}".encode())
-                proc.wait()
-        wall = time.perf_counter() - started
-        # Tracebacks name the mirror; the user knows their own paths.
-        stdout_tail, out_size = _tail(tmp_path / "stdout", cwd, source_dir)
-        stderr_tail, err_size = _tail(tmp_path / "stderr", cwd, source_dir)
-        outcome = RunOutcome(
-            spec=spec, status="ok", reason="", returncode=proc.returncode, wall_time=wall,
-            stdout_tail=stdout_tail, stderr_tail=stderr_tail, output_bytes=out_size + err_size,
-            script_in_run=str(script_in_run), run_dir=str(cwd),
-            leftover_processes=max(0, leftovers - (1 if timed_out else 0)), needed_sigkill=forced,
-        )
-        _absorb(outcome, records.read())
-        outcome.status, outcome.reason = _classify(outcome, timed_out)
+    inside = root in script.parents
+    script_in_run = mirror / script.relative_to(root) if inside else script
+    cwd = script_in_run.parent if inside else mirror
+    record_path = files / "record.pkl"
+    stream = _RecordStream(record_path)
+    config = {
+        "record": str(record_path), "seed": spec.seed, "device": spec.device, "compat": spec.compat,
+        "steps": spec.steps, "memory_steps": spec.memory_steps, "full": spec.full, "full_limit": FULL_LIMIT,
+        "root": str(mirror),
+    }
+    (files / "config.json").write_text(json.dumps(config))
+    marker = uuid.uuid4().hex
+    command = [spec.python, str(BOOTSTRAP), str(files / "config.json"), str(script_in_run), *spec.args]
+    started = time.perf_counter()
+    timed_out = False
+    with open(files / "stdout", "wb") as out, open(files / "stderr", "wb") as err:
+        proc = subprocess.Popen(command, cwd=cwd, env=_child_env(spec, marker), stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=err, start_new_session=True)
+        try:
+            _wait(proc, spec.timeout, lambda: on_step(stream.steps()) if on_step else None)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:  # also on KeyboardInterrupt: never leave the tree running
+            leftovers, forced = kill_tree(proc.pid, f"{MARKER_VAR}={marker}".encode())
+            proc.wait()
+    wall = time.perf_counter() - started
+    # Tracebacks name the mirror; the user knows their own paths.
+    stdout_tail, out_size = _tail(files / "stdout", mirror, root)
+    stderr_tail, err_size = _tail(files / "stderr", mirror, root)
+    outcome = RunOutcome(
+        spec=spec, status="ok", reason="", returncode=proc.returncode, wall_time=wall,
+        stdout_tail=stdout_tail, stderr_tail=stderr_tail, output_bytes=out_size + err_size,
+        script_in_run=str(script_in_run), run_dir=str(mirror),
+        leftover_processes=max(0, leftovers - (1 if timed_out else 0)), needed_sigkill=forced,
+    )
+    _absorb(outcome, stream.read())
+    outcome.status, outcome.reason = _classify(outcome, timed_out)
     return outcome
 
 
@@ -314,13 +355,12 @@ def _wait(proc: subprocess.Popen, timeout: float, poll: Callable[[], None]) -> N
             poll()
 
 
-def _absorb(outcome: RunOutcome, records: list[dict]) -> None:
-    for record in records:
-        kind = record["kind"]
-        if kind == "step":
+def _absorb(outcome: RunOutcome, raw: list[dict]) -> None:
+    for record in map(records.parse, raw):
+        if isinstance(record, Step):
             outcome.steps.append(record)
-        elif kind in ("header", "memory", "exception", "end"):
-            setattr(outcome, kind, record)
+        else:
+            setattr(outcome, record.KIND, record)
 
 
 def _classify(outcome: RunOutcome, timed_out: bool) -> tuple[str, str]:
@@ -330,18 +370,18 @@ def _classify(outcome: RunOutcome, timed_out: bool) -> tuple[str, str]:
         return "timeout", (f"timed out after {spec.timeout:g} s during step {outcome.complete_steps + 1}; "
                            f"its whole process tree was killed ({how})")
     if exc is not None:
-        what = "ran out of memory" if exc["oom"] else f"raised {exc['type']}"
-        hint = " (stdin is closed: scripts run non-interactively)" if exc["type"] == "EOFError" else ""
-        return "failed", f"{what} at step {exc['step']}: {_first_line(exc['message'])}{hint}"
+        what = "ran out of memory" if exc.oom else f"raised {exc.type}"
+        hint = " (stdin is closed: scripts run non-interactively)" if exc.type == "EOFError" else ""
+        return "failed", f"{what} at step {exc.step}: {_first_line(exc.message)}{hint}"
     if end is not None:
-        if end["reason"] == "exit":
-            return "failed", f"exited with status {end['exit_code']} after {end['steps']} step(s)"
-        return "ok", "stopped after the requested steps" if end["reason"] == "stopped" else "finished"
+        if end.reason == "exit":
+            return "failed", f"exited with status {end.exit_code} after {end.steps} step(s)"
+        return "ok", "stopped after the requested steps" if end.reason == "stopped" else "finished"
     rc = outcome.returncode
     if rc is not None and rc < 0:
         sig = signal.Signals(-rc)
         return "crashed", f"{_SIGNAL_HINTS.get(sig, f'killed by {sig.name}')} during step {outcome.complete_steps + 1}"
-    if not outcome.header:
+    if outcome.header is None:
         return "failed", f"the harness could not start the script under {spec.python}: {_last_line(outcome.stderr_tail)}"
     if rc == 0:
         return "ok", "left through os._exit(0) before the harness could record the end"

@@ -21,7 +21,8 @@ from migrate.progress import Progress
 
 from .attribution import Change, Culprit, diff_changes, load_change_map, rank
 from .comparer import DEFAULT_MEMORY_TOLERANCE, Check, PairComparison, Tolerance, compare_runs, decode_elements
-from .runner import RunOutcome, RunSpec, run_script
+from .records import EncodedTensor
+from .runner import RunOutcome, RunSpec, run_side
 
 EXIT_EQUIVALENT, EXIT_DIFFERENT, EXIT_USAGE, EXIT_NO_COMPARISON = 0, 1, 2, 3
 DEVICES = ("auto", "cpu", "cuda", "all")
@@ -108,18 +109,20 @@ def _run_json(run: RunOutcome) -> dict:
     return {
         "label": run.spec.label, "script": str(run.spec.script), "device": run.spec.device,
         "python": run.spec.python, "status": run.status, "reason": run.reason, "returncode": run.returncode,
-        "wall_time": run.wall_time, "steps": run.complete_steps, "header": run.header, "memory": run.memory,
-        "exception": run.exception, "end": run.end, "output_bytes": run.output_bytes,
+        "wall_time": run.wall_time, "steps": run.complete_steps, **{
+            kind: None if record is None else record.to_dict()
+            for kind, record in (("header", run.header), ("memory", run.memory), ("exception", run.exception),
+                                 ("end", run.end))},
+        "output_bytes": run.output_bytes,
         "leftover_processes": run.leftover_processes, "stdout_tail": run.stdout_tail[-4000:],
         "stderr_tail": run.stderr_tail[-4000:],
-        "losses": [[_loss_values(loss) for _, loss in s["losses"]] for s in run.steps],
-        "step_times": [s["time"] for s in run.steps],
+        "losses": [[_loss_values(loss.tensor) for loss in s.losses] for s in run.steps],
+        "step_times": [s.time for s in run.steps],
     }
 
 
-def _loss_values(encoded: dict) -> list[float]:
-    key = "sample" if "sample" in encoded else "data"
-    return [float(v) for v in decode_elements(encoded[key], encoded["dtype"]).real]
+def _loss_values(encoded: EncodedTensor) -> list[float]:
+    return [float(v) for v in decode_elements(encoded.elements, encoded.dtype).real]
 
 
 def _finite(obj):
@@ -203,33 +206,68 @@ def verify_scripts(old: Path, new: Path, options: VerifyOptions = VerifyOptions(
                    progress: Progress = Progress()) -> VerifyResult:
     """Run OLD and NEW and compare them, telling ``progress`` about each run. Raises UsageError for
     options that cannot work."""
-    old, new = Path(old), Path(new)
-    _validate(old, new, options)
-    changes = _changes(old, new, options)
-    tol = Tolerance(options.rtol, options.atol)
+    return verify_pipeline([(old, new)], options, progress)[0]
+
+
+def plan_runs(entries: Sequence[tuple[Path, Path]], options: VerifyOptions) -> dict[tuple[str, str], list[RunSpec]]:
+    """The runs to make, per (side, device): each list runs in order in one mirror of its side's
+    root (``run_side``). A plain, picklable description: where they run is the caller's choice."""
     common = dict(args=tuple(options.script_args), steps=options.steps, timeout=options.timeout,
                   full=options.full, memory_steps=options.memory_steps, seed=options.seed)
-    runs: dict[tuple[str, str], RunOutcome] = {}
+    plan: dict[tuple[str, str], list[RunSpec]] = {}
     for device in _devices(options.device):
-        for label, script, folder, python, compat in (
-                ("old", old, options.old_cwd, options.old_python or sys.executable, options.compat),
-                ("new", new, options.new_cwd, sys.executable, False)):
-            spec = RunSpec(label=f"{label}-{device}", script=script, source_dir=Path(folder or script.parent),
-                           python=python, device=device, compat=compat, **common)
-            if label == "new" and not runs["old", device].comparable:  # NEW could take as long, for nothing
-                runs[label, device] = RunOutcome.skipped(spec, "not run: OLD gave nothing to compare with")
-                continue
-            progress.run_started(label.upper(), script.name, device, options.steps)
-            run = runs[label, device] = run_script(spec, on_step=progress.step)
-            progress.run_finished(run.status, run.complete_steps, run.wall_time)
+        for side, folder, python, compat in (
+                ("old", options.old_cwd, options.old_python or sys.executable, options.compat),
+                ("new", options.new_cwd, sys.executable, False)):
+            plan[side, device] = [
+                RunSpec(label=f"{side}-{device}", script=Path(pair[side == "new"]),
+                        root=Path(folder or Path(pair[side == "new"]).parent), python=python, device=device,
+                        compat=compat, **common)
+                for pair in entries]
+    return plan
+
+
+def run_locally(plan: dict[tuple[str, str], list[RunSpec]],
+                progress: Progress = Progress()) -> dict[tuple[str, str], list[RunOutcome]]:
+    """One run at a time (step times would mean nothing side by side), OLD before NEW on each
+    device; a NEW run whose OLD gave nothing to compare with is not made (it could take as long)."""
+    def announce(spec: RunSpec) -> None:
+        progress.run_started(spec.label.split("-")[0].upper(), spec.script.name, spec.device, spec.steps)
+
+    def finished(run: RunOutcome) -> None:
+        progress.run_finished(run.status, run.complete_steps, run.wall_time)
+
+    outcomes: dict[tuple[str, str], list[RunOutcome]] = {}
+    for (side, device), specs in plan.items():
+        skip = [None if old.comparable else "not run: OLD gave nothing to compare with"
+                for old in outcomes["old", device]] if side == "new" else []
+        outcomes[side, device] = run_side(specs, skip, on_start=announce, on_step=progress.step, on_end=finished)
+    return outcomes
+
+
+def verify_pipeline(entries: Sequence[tuple[Path, Path]], options: VerifyOptions = VerifyOptions(),
+                    progress: Progress = Progress()) -> list[VerifyResult]:
+    """Verify each (OLD, NEW) entry point; the entries of a side run in order in one mirror, so
+    one may read what an earlier one wrote. One result per entry point."""
+    entries = [(Path(old), Path(new)) for old, new in entries]
+    for old, new in entries:
+        _validate(old, new, options)
+    outcomes = run_locally(plan_runs(entries, options), progress)
+    return [judge(old, new, options, {key: runs[i] for key, runs in outcomes.items()})
+            for i, (old, new) in enumerate(entries)]
+
+
+def judge(old: Path, new: Path, options: VerifyOptions, runs: Mapping[tuple[str, str], RunOutcome]) -> VerifyResult:
+    """Compare one entry point's runs ((side, device) -> outcome), decide, attribute: no running here."""
+    tol = Tolerance(options.rtol, options.atol)
+    devices = _devices(options.device)
     pairs = [compare_runs(device, runs["old", device], runs["new", device], tol, options.memory_tolerance)
-             for device in _devices(options.device)]
+             for device in devices]
     if options.device == "all":
         cross = Tolerance(options.rtol, options.atol, cross_device=True)
         pairs.append(compare_runs("cpu→cuda", runs["old", "cpu"], runs["new", "cuda"], cross))
     verdict, code, reason = _decide(pairs)
     result = VerifyResult(old, new, options, verdict, code, reason, pairs)
     if verdict == "different":
-        result.culprits = rank(changes, result.first_divergence, result.divergence_pair.new)
+        result.culprits = rank(_changes(old, new, options), result.first_divergence, result.divergence_pair.new)
     return result
-

@@ -11,7 +11,7 @@ QUICK = 60.0  # timeout for runs that should take seconds: a hang fails the test
 
 def run(script: Path, *args: str, **spec) -> RunOutcome:
     spec.setdefault("timeout", QUICK)
-    return run_script(RunSpec(label="test", script=script, source_dir=script.parent, args=args, **spec))
+    return run_script(RunSpec(label="test", script=script, root=script.parent, args=args, **spec))
 
 
 def variant(tmp_path: Path, source: Path, name: str, *replacements: tuple[str, str]) -> Path:

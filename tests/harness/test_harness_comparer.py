@@ -10,10 +10,16 @@ import torch
 
 from migrate.harness.attribution import diff_changes, load_change_map, rank
 from migrate.harness.comparer import Check, Tolerance, compare_tensors
-from migrate.harness.recorder import TensorEncoder
+from migrate.harness.records import EncodedTensor, ExceptionRecord
+from migrate.harness.child.recorder import TensorEncoder
 from migrate.harness.runner import RunOutcome, RunSpec
 
 FULL, FINGERPRINT = TensorEncoder(4096), TensorEncoder(16)
+
+
+def encode(encoder: TensorEncoder, t: torch.Tensor) -> EncodedTensor:
+    """What the parent reads back from the child's encoding of ``t``."""
+    return EncodedTensor.from_dict(encoder.encode(t))
 DEFAULT = Tolerance()
 
 
@@ -27,41 +33,41 @@ def test_default_tolerances_follow_assert_close_and_options_override_them():
 @pytest.mark.parametrize("encoder", [FULL, FINGERPRINT], ids=["full", "fingerprint"])
 def test_a_sign_flip_shows_although_every_norm_is_unchanged(encoder):
     t = torch.randn(8, 8)
-    same = compare_tensors(encoder.encode(t), encoder.encode(t.clone()), DEFAULT)
-    flipped = compare_tensors(encoder.encode(t), encoder.encode(-t), DEFAULT)
+    same = compare_tensors(encode(encoder, t), encode(encoder, t.clone()), DEFAULT)
+    flipped = compare_tensors(encode(encoder, t), encode(encoder, -t), DEFAULT)
     assert same.ok and same.max_abs == 0
     assert not flipped.ok and " at [" in flipped.old
 
 
 def test_a_fingerprint_catches_a_change_outside_its_sample():
     t = torch.randn(100, 100)
-    sampled = set(FINGERPRINT.encode(t)["sample_index"])
+    sampled = set(encode(FINGERPRINT, t).sample_index)
     outside = next(i for i in range(t.numel()) if i not in sampled)
     changed = t.clone().view(-1)
     changed[outside] += 1.0
-    check = compare_tensors(FINGERPRINT.encode(t), FINGERPRINT.encode(changed.view(100, 100)), DEFAULT)
+    check = compare_tensors(encode(FINGERPRINT, t), encode(FINGERPRINT, changed.view(100, 100)), DEFAULT)
     assert not check.ok and "differs" in check.note
 
 
 def test_within_tolerance_passes_and_beyond_fails():
     t = torch.ones(10, dtype=torch.float64)
-    assert compare_tensors(FULL.encode(t), FULL.encode(t + 5e-8), DEFAULT).ok
-    beyond = compare_tensors(FULL.encode(t), FULL.encode(t + 1e-6), DEFAULT)
+    assert compare_tensors(encode(FULL, t), encode(FULL, t + 5e-8), DEFAULT).ok
+    beyond = compare_tensors(encode(FULL, t), encode(FULL, t + 1e-6), DEFAULT)
     assert not beyond.ok and math.isclose(beyond.max_rel, 1e-6, rel_tol=1e-3)
 
 
 def test_nan_matches_nan_only_and_infinities_match_exactly():
     t = torch.tensor([1.0, float("nan"), float("inf")])
-    assert compare_tensors(FULL.encode(t), FULL.encode(t.clone()), DEFAULT).ok
-    assert not compare_tensors(FULL.encode(t), FULL.encode(torch.tensor([1.0, 0.0, float("inf")])), DEFAULT).ok
-    assert not compare_tensors(FULL.encode(t), FULL.encode(torch.tensor([1.0, float("nan"), 1e38])), DEFAULT).ok
+    assert compare_tensors(encode(FULL, t), encode(FULL, t.clone()), DEFAULT).ok
+    assert not compare_tensors(encode(FULL, t), encode(FULL, torch.tensor([1.0, 0.0, float("inf")])), DEFAULT).ok
+    assert not compare_tensors(encode(FULL, t), encode(FULL, torch.tensor([1.0, float("nan"), 1e38])), DEFAULT).ok
 
 
 def test_a_missing_gradient_or_another_shape_is_a_difference():
     t = torch.zeros(3)
     assert compare_tensors(None, None, DEFAULT).ok
-    assert compare_tensors(FULL.encode(t), None, DEFAULT).note == "None in NEW"
-    assert not compare_tensors(FULL.encode(t), FULL.encode(torch.zeros(4)), DEFAULT).ok
+    assert compare_tensors(encode(FULL, t), None, DEFAULT).note == "None in NEW"
+    assert not compare_tensors(encode(FULL, t), encode(FULL, torch.zeros(4)), DEFAULT).ok
 
 
 def _failed_run(tmp_path: Path, script: Path, line: int) -> RunOutcome:
@@ -69,8 +75,8 @@ def _failed_run(tmp_path: Path, script: Path, line: int) -> RunOutcome:
     mirror = tmp_path / "mirror"
     frames = [[str(mirror / script.name), line, "main"], ["/site-packages/torch/_tensor.py", 600, "backward"]]
     return RunOutcome(spec=RunSpec("new-cpu", script, script.parent), status="failed", reason="raised", returncode=1,
-                      wall_time=1.0, exception={"type": "RuntimeError", "message": "backward", "step": 2,
-                                                "frames": frames, "oom": False}, run_dir=str(mirror))
+                      wall_time=1.0, exception=ExceptionRecord(step=2, type="RuntimeError", message="backward",
+                                                                  frames=frames, oom=False), run_dir=str(mirror))
 
 
 def test_diff_hunks_are_numbered_in_new_and_the_autograd_change_ranks_first(tmp_path):
@@ -116,5 +122,5 @@ def test_strings_and_comments_are_no_evidence(tmp_path):
 def test_sparse_gradients_are_compared_densely():
     embedding = torch.nn.Embedding(10, 3, sparse=True)
     embedding(torch.tensor([1, 2])).sum().backward()
-    encoded = FULL.encode(embedding.weight.grad)
-    assert encoded["shape"] == [10, 3] and compare_tensors(encoded, encoded, DEFAULT).ok
+    encoded = encode(FULL, embedding.weight.grad)
+    assert encoded.shape == [10, 3] and compare_tensors(encoded, encoded, DEFAULT).ok

@@ -16,7 +16,7 @@ def test_device_all_compares_cpu_cuda_and_cpu_against_cuda(style_case):
     assert [p.label for p in result.pairs] == ["cpu", "cuda", "cpu→cuda"]
     cpu, cuda, cross = result.pairs
     assert cpu.first_divergence is None and cuda.first_divergence is None, result.reason
-    assert cuda.old.memory["method"] == "torch.cuda.max_memory_allocated"
+    assert cuda.old.memory.method == "torch.cuda.max_memory_allocated"
     assert next(q for q in cross.quantities if q.name == "loss").ok, result.reason
 
 

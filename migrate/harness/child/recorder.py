@@ -12,25 +12,7 @@ first backward are recorded in *backward mode*: every ``backward()`` /
 values just before the next one (after the hand-written update). Steps are
 numbered from 1; anything that happens after step k-1 finished belongs to step k.
 
-The record is a stream of pickled dicts (protocol 2, plain Python values only,
-so any parent can read what an old child wrote), flushed after every step so
-that a crash keeps what came before it:
-
-- ``{"kind": "header", ...}``: versions, device, hook mechanism.
-- ``{"kind": "step", "step", "optimizer", "losses": [[source, T]],
-  "grads": {name: T or None}, "values": {name: T}, "slots": {name: slot},
-  "time", "complete"}``: ``complete`` is False for a step cut short by an
-  exception or by the end of the script.
-- ``{"kind": "memory", "device", "peak_bytes", "method", "steps"}``.
-- ``{"kind": "exception", "step", "type", "message", "frames", "oom"}``.
-- ``{"kind": "end", "reason", "exit_code", "steps", "mode", "max_rss_kb"}``.
-
-``T`` is an encoded tensor: ``{"dtype", "shape", "data"}`` holding every
-element (raw bytes, or a list where numpy cannot represent the dtype), or for
-tensors above ``full_limit`` elements a fingerprint ``{"dtype", "shape",
-"sample_index", "sample", "stats"}``: a fixed random sample of elements (a sign
-flip shows elementwise) plus sum / L1 / L2 / min / max (a change anywhere
-moves them).
+The record stream and every field of it are described in ``schema``.
 """
 import os
 import pickle
@@ -42,6 +24,8 @@ import types
 import weakref
 
 import torch
+
+from . import schema
 
 try:  # torch >= 1.x imports numpy itself when it is installed; this is free then
     import numpy
@@ -95,7 +79,8 @@ class TensorEncoder(object):
         shape = list(t.size())
         numel = t.numel()
         if self.full_limit is None or numel <= self.full_limit:
-            return {"dtype": dtype, "shape": shape, "data": self._elements(t.contiguous().view(-1), dtype)}
+            return {"dtype": dtype, "shape": shape, "data": self._elements(t.contiguous().view(-1), dtype),
+                    "sample_index": None, "sample": None, "stats": None}
         flat = t.contiguous().view(-1)
         index = self._index_for(numel)
         sample = flat.index_select(0, index[1])
@@ -106,7 +91,7 @@ class TensorEncoder(object):
                 "min": float(flat.min()), "max": float(flat.max()),
             }
         return {
-            "dtype": dtype, "shape": shape, "sample_index": index[0],
+            "dtype": dtype, "shape": shape, "data": None, "sample_index": index[0],
             "sample": self._elements(sample, dtype), "stats": stats,
         }
 
@@ -224,11 +209,9 @@ class Recorder(object):
         pickle.dump(record, self.out, 2)
         self.out.flush()
 
-    def header(self, extra):
-        record = {"kind": "header", "format": 1, "python": sys.version.split()[0],
-                  "torch": torch.__version__, "device": self.device, "hooks": self.hooks}
-        record.update(extra)
-        self._write(record)
+    def header(self, **extra):
+        self._write(schema.make("header", format=schema.FORMAT, python=sys.version.split()[0],
+                                torch=torch.__version__, device=self.device, hooks=self.hooks, **extra))
 
     def _emit_step(self, complete):
         step = self._pending
@@ -237,7 +220,7 @@ class Recorder(object):
         self._t_last = now
         self._pending = _new_step()
         self._leaves = None
-        self._write(step)
+        self._write(schema.make("step", **step))
         if not complete:
             return
         self.steps_done += 1
@@ -354,7 +337,7 @@ class Recorder(object):
             self.mode = "optimizer" if len(self.optimizers) else "backward"
         if self.mode == "backward" and self._leaves is not None:
             self._close_backward_step(scan_frames(frame, _is_trainable_leaf))
-        self._pending["losses"].extend([source, self.encoder.encode(r)] for r in roots)
+        self._pending["losses"].extend({"source": source, "tensor": self.encoder.encode(r)} for r in roots)
         self._in_backward += 1
         try:
             result = original(*args, **kwargs)
@@ -410,15 +393,14 @@ class Recorder(object):
         if self._memory_done:
             return
         self._memory_done = True
-        record = {"kind": "memory", "device": self.device, "steps": self.steps_done,
-                  "peak_bytes": None, "method": "unavailable"}
+        record = {"device": self.device, "steps": self.steps_done, "peak_bytes": None, "method": "unavailable"}
         if self.device == "cuda":
             record.update(peak_bytes=torch.cuda.max_memory_allocated(), method="torch.cuda.max_memory_allocated")
         elif self._profiler is not None:
             self._profiler.__exit__(None, None, None)
             record.update(peak_bytes=_profiled_peak(self._profiler), method="torch.profiler(profile_memory=True)")
             self._profiler = None
-        self._write(record)
+        self._write(schema.make("memory", **record))
 
     # ------------------------------------------------------------------ ends
     def _close(self, reason, exit_code):
@@ -432,8 +414,8 @@ class Recorder(object):
             rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         except ImportError:  # pragma: no cover - not on Windows
             rss = None
-        self._write({"kind": "end", "reason": reason, "exit_code": exit_code, "steps": self.steps_done,
-                     "mode": self.mode, "max_rss_kb": rss})
+        self._write(schema.make("end", reason=reason, exit_code=exit_code, steps=self.steps_done, mode=self.mode,
+                                max_rss_kb=rss))
 
     def finish(self, exit_code=0):
         self._close("finished" if exit_code == 0 else "exit", exit_code)
@@ -446,8 +428,8 @@ class Recorder(object):
         frames = [[f[0], f[1], f[2]] for f in traceback.extract_tb(exc.__traceback__)
                   if not f[0].startswith(_HARNESS_DIR)]
         oom = type(exc).__name__ in ("MemoryError", "OutOfMemoryError") or any(m in message for m in _OOM_MARKERS)
-        self._write({"kind": "exception", "step": self.steps_done + 1, "type": type(exc).__name__,
-                     "message": message, "frames": frames, "oom": oom})
+        self._write(schema.make("exception", step=self.steps_done + 1, type=type(exc).__name__, message=message,
+                                frames=frames, oom=oom))
         self._close("exception", 1)
 
     def stop(self):
@@ -463,7 +445,7 @@ class Recorder(object):
 
 
 def _new_step():
-    return {"kind": "step", "step": None, "optimizer": None, "losses": [], "grads": None, "values": None,
+    return {"step": None, "optimizer": None, "losses": [], "grads": None, "values": None,
             "slots": {}, "time": None, "complete": False}
 
 

@@ -4,10 +4,12 @@ Runs SCRIPT unmodified as ``__main__`` after seeding every RNG (torch, random,
 numpy), asking for deterministic algorithms, mapping CUDA placement on CPU runs
 and installing the recorder. Standard library + torch only and Python 3.5
 syntax, because ``--old-python`` runs it under the old script's interpreter.
-Its siblings are loaded under private names so that a script's own
-``compat.py`` or ``recorder.py`` still imports as the script expects.
+Its siblings are imported as the private package ``_torch_migrate_child`` so
+that a script's own ``compat.py`` or ``recorder.py`` still imports as the script
+expects.
 """
 import faulthandler
+import importlib
 import json
 import os
 import random
@@ -24,13 +26,16 @@ _CHANGES_CONTENT = frozenset(["os.truncate", "os.chmod", "os.utime"])  # they fo
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 
+_PACKAGE = "_torch_migrate_child"
+
+
 def _load(name):
-    path = os.path.join(_HERE, name + ".py")
-    module = types.ModuleType("_torch_migrate_" + name)
-    module.__file__ = path
-    with open(path) as source:
-        exec(compile(source.read(), path, "exec"), module.__dict__)
-    return module
+    """``_torch_migrate_child.<name>``: this folder as a package no script can shadow."""
+    if _PACKAGE not in sys.modules:
+        package = types.ModuleType(_PACKAGE)
+        package.__path__ = [_HERE]
+        sys.modules[_PACKAGE] = package
+    return importlib.import_module(_PACKAGE + "." + name)
 
 
 def _seed(torch, seed):
@@ -146,7 +151,7 @@ def main(argv):
     sys.path[0] = os.path.dirname(script)  # what ``python SCRIPT`` puts there, instead of this folder
     sys.dont_write_bytecode = True
     faulthandler.enable()  # a segfault still names the script line on stderr
-    _guard_links(os.getcwd())
+    _guard_links(config["root"])
 
     import torch
     compat = _load("compat")
@@ -160,8 +165,7 @@ def main(argv):
     record = open(config["record"], "wb")
     recorder = recorder_module.Recorder(config, record, config["device"])
     recorder.install()
-    recorder.header({"seed": config["seed"], "compat": config["compat"], "deterministic": deterministic,
-                     "script": script})
+    recorder.header(seed=config["seed"], compat=config["compat"], deterministic=deterministic, script=script)
     main_module = types.ModuleType("__main__")
     main_module.__dict__.update(__file__=script, __builtins__=__builtins__, __cached__=None)
     sys.modules["__main__"] = main_module

@@ -1,0 +1,96 @@
+"""The record stream between a child run and the parent: every record kind and field, in one place.
+
+The child (``recorder``, under whatever Python/PyTorch the script needs) builds
+each record with ``make``, which refuses a field the schema does not name; the
+parent (``migrate.harness.records``) builds one typed class per kind from
+``KINDS`` and converts what it reads. Standard library only, Python 3.5 syntax.
+
+The stream is a sequence of pickled dicts (protocol 2, plain Python values
+only, so any parent can read what an old child wrote), each with ``"kind"``,
+flushed after every record so that a crash keeps what came before it.
+
+A field's type is written as a string the parent understands: ``int``,
+``float``, ``str``, ``bool``, ``any`` (plain Python values), the name of a
+value kind (``VALUES``: nested, typed too), ``list[T]``, ``map[T]`` (str keys);
+a trailing ``?`` means it may be None.
+"""
+
+FORMAT = 2
+
+# Nested values: typed on the parent side like records, never written on their own.
+VALUES = {
+    # An encoded tensor: every element (``data``: raw bytes, or a list where numpy cannot
+    # represent the dtype), or above the full-record limit a fingerprint: a fixed random
+    # ``sample`` of elements at ``sample_index`` (a sign flip shows elementwise) plus
+    # ``stats`` sum / l1 / l2 / min / max (a change anywhere moves them).
+    "tensor": (
+        ("dtype", "str", "torch dtype name without 'torch.' (float32, int64, ...)"),
+        ("shape", "list[int]", "size of each dimension"),
+        ("data", "any", "every element, flattened: bytes, or a list; None for a fingerprint"),
+        ("sample_index", "list[int]?", "fingerprint: flat positions of the sampled elements"),
+        ("sample", "any", "fingerprint: the sampled elements, encoded like data"),
+        ("stats", "map[float]?", "fingerprint: sum, l1, l2, min, max (empty for non-float dtypes)"),
+    ),
+    # One back-propagated root: ``source`` is the call that took it.
+    "loss": (
+        ("source", "str", "backward | grad"),
+        ("tensor", "tensor", "the root passed to backward()/autograd.grad()"),
+    ),
+}
+
+KINDS = {
+    "header": (
+        ("format", "int", "FORMAT of the child that wrote the stream"),
+        ("python", "str", "the child's Python version"),
+        ("torch", "str", "the child's torch.__version__"),
+        ("device", "str", "cpu | cuda"),
+        ("hooks", "str", "global (torch >= 2.0 optimizer hooks) | patched (wrapped Optimizer.step)"),
+        ("seed", "int", "seed of torch, random and numpy"),
+        ("compat", "bool", "the 0.3 compatibility layer was installed"),
+        ("deterministic", "bool", "torch.use_deterministic_algorithms could be requested"),
+        ("script", "str", "the script as the child ran it (a path in the mirror)"),
+    ),
+    # One optimizer step (or one backward call in backward mode); steps count from 1 and
+    # anything that happens after step k-1 finished belongs to step k.
+    "step": (
+        ("step", "int", "number of this step, from 1"),
+        ("optimizer", "int?", "index of the optimizer in construction order (None in backward mode)"),
+        ("losses", "list[loss]", "every root back-propagated during the step"),
+        ("grads", "map[tensor?]?", "parameter name -> gradient before the update (None: not reached)"),
+        ("values", "map[tensor?]?", "parameter name -> value after the update (None: not reached)"),
+        ("slots", "map[str]", "parameter name -> optimizer slot (opt0.group0.param3), for renamed variables"),
+        ("time", "float", "seconds since the previous step ended"),
+        ("complete", "bool", "False for a step cut short by an exception or the end of the script"),
+    ),
+    "memory": (
+        ("device", "str", "cpu | cuda"),
+        ("peak_bytes", "int?", "peak tensor memory; None when it could not be measured"),
+        ("method", "str", "how it was measured"),
+        ("steps", "int", "steps the measurement covers"),
+    ),
+    "exception": (
+        ("step", "int", "the step in progress when it was raised"),
+        ("type", "str", "class name of the exception"),
+        ("message", "str", "str() of the exception"),
+        ("frames", "list[any]", "[file, line, function] of the traceback, outermost first, harness frames left out"),
+        ("oom", "bool", "it was an out-of-memory error"),
+    ),
+    "end": (
+        ("reason", "str", "finished | exit (sys.exit with a non-zero status) | exception | stopped (--steps reached)"),
+        ("exit_code", "int", "the status the script exited with"),
+        ("steps", "int", "complete steps"),
+        ("mode", "str?", "optimizer | backward; None when no backward ever ran"),
+        ("max_rss_kb", "int?", "peak resident memory of the child"),
+    ),
+}
+
+_FIELD_NAMES = dict((kind, frozenset(f[0] for f in fields)) for kind, fields in KINDS.items())
+
+
+def make(kind, **fields):
+    """A record of ``kind``: every field the schema names, nothing else (a typo fails here, in the child)."""
+    names = _FIELD_NAMES[kind]
+    if len(fields) != len(names) or not names.issuperset(fields):
+        raise ValueError("record %r: expected fields %s, got %s" % (kind, sorted(names), sorted(fields)))
+    fields["kind"] = kind
+    return fields
