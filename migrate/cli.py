@@ -4,8 +4,8 @@ Exit status, for every command:
   0  success: nothing to report (``rewrite`` in place also returns 0 after changing files)
   1  ``rewrite --check``: files would change; ``check``: findings; ``verify``: not equivalent
   2  usage error
-  3  some files could not be read, parsed or compiled on this Python (reported as path:line:col;
-     left untouched), or, for ``verify``, no comparison was possible
+  3  some files could not be read, parsed or compiled on this Python, or are Python 2 (reported as
+     path:line:col; left untouched), or, for ``verify``, no comparison was possible
   4  internal error: a rule produced code that does not compile or changed code no fix declared, or a
      worker process died (the files concerned were left untouched)
   130/143  interrupted by SIGINT/SIGTERM: every file is either entirely old or entirely new
@@ -19,38 +19,38 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-from rich.syntax import Syntax
-from rich.table import Table
 
-import codemods
 import migrate
 from migrate import driver
-from migrate.cache import Cache
 from migrate.config import Config, ConfigError, load_config
-from migrate.discover import discover
-from migrate.report import FORMATS, render_findings
+from migrate.report import FORMATS, finding_message, plural, render_findings
 
+# Start-up is part of every run (pre-commit hooks, `--help`): rich (live progress, tables, diff colours),
+# libcst and the rules, and torch (`verify`, `migrate`) are imported where a command first needs them.
+# The help is typer's plain one: it lists flags as flags and costs no rich import.
 EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_ERRORS, EXIT_INTERNAL = 0, 1, 2, 3, 4
 
 app = typer.Typer(
     name="torch-migrate",
     help="Migrate legacy PyTorch training code to modern idioms, and prove the migration changed nothing.",
     no_args_is_help=True,
-    rich_markup_mode="rich",
+    rich_markup_mode=None,
+    add_completion=False,
+    pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
 
-PathsArg = typer.Argument(..., help="Files or directories (recursing into *.py, honouring .gitignore).")
-SelectOpt = typer.Option(None, "--select", help="Comma-separated rule codes or prefixes to run (default: all).")
-IgnoreOpt = typer.Option(None, "--ignore", help="Comma-separated rule codes or prefixes to skip.")
-ExcludeOpt = typer.Option(None, "--exclude", help="Glob (gitignore syntax) of paths to skip; repeatable.")
-JobsOpt = typer.Option(0, "-j", "--jobs", help="Worker processes (default: one per core).")
+PathsArg = typer.Argument(..., metavar="PATH", help="Files or directories (recursing into *.py, honouring .gitignore).")
+SelectOpt = typer.Option(None, "--select", metavar="CODES", help="Comma-separated rule codes or prefixes to run (default: all).")
+IgnoreOpt = typer.Option(None, "--ignore", metavar="CODES", help="Comma-separated rule codes or prefixes to skip.")
+ExcludeOpt = typer.Option(None, "--exclude", metavar="GLOB", help="Glob (gitignore syntax) of paths to skip; repeatable.")
+JobsOpt = typer.Option(0, "-j", "--jobs", metavar="N", help="Worker processes (default: one per core).")
 NoCacheOpt = typer.Option(False, "--no-cache", help="Do not read or write the result cache.")
-QuietOpt = typer.Option(False, "-q", "--quiet", help="Print only errors (and the diff with --diff).")
+
+
+def _error(message: str) -> None:
+    """One plain ``error:`` line on stderr, as for every usage error."""
+    print(f"error: {message}", file=sys.stderr)
 
 
 def _codes(values: Optional[List[str]]) -> tuple:
@@ -59,7 +59,7 @@ def _codes(values: Optional[List[str]]) -> tuple:
 
 def _version(value: bool) -> None:
     if value:
-        out.print(f"torch-migrate {migrate.__version__}")
+        print(f"torch-migrate {migrate.__version__}")
         raise typer.Exit()
 
 
@@ -81,23 +81,30 @@ def _config(paths) -> Config:
     try:
         return load_config([Path(p) for p in paths])
     except ConfigError as error:
-        err.print(f"[red]error:[/] {error}", markup=True)
+        _error(str(error))
         raise typer.Exit(EXIT_USAGE)
 
 
 def _run(paths, exclude, options, jobs, no_cache, quiet) -> List[driver.FileResult]:
+    from migrate.cache import Cache
+    from migrate.discover import discover
+
     exclude = list(exclude or ()) + _config(paths).exclude
     try:
         files = discover([Path(p) for p in paths], exclude)
         if options.select or options.ignore:
             options.rules()  # an unknown code is a usage error (the default selection cannot be wrong)
     except (FileNotFoundError, ValueError) as error:
-        err.print(f"[red]error:[/] {error}")
+        _error(str(error))
         raise typer.Exit(EXIT_USAGE)
     cache = None if no_cache else Cache(options)
-    show_progress = not quiet and err.is_terminal and len(files) > 50
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=err,
-                  transient=True, disable=not show_progress) as bar:
+    if quiet or len(files) <= 50 or not sys.stderr.isatty():
+        return driver.run(files, options, jobs, cache)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task("migrating", total=len(files))
         return driver.run(files, options, jobs, cache, progress=lambda: bar.advance(task))
 
@@ -106,7 +113,7 @@ def _report_errors(results) -> int:
     status = EXIT_OK
     for result in results:
         if result.error:
-            err.print(result.error, markup=False)
+            print(result.error, file=sys.stderr)
             status = max(status, EXIT_INTERNAL if result.internal else EXIT_ERRORS)
     return status
 
@@ -121,18 +128,17 @@ def rewrite(
     unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Also apply fixes that change behaviour."),
     exclude: Optional[List[str]] = ExcludeOpt,
     jobs: int = JobsOpt,
-    change_map: Optional[Path] = typer.Option(None, "--change-map", help="Write the applied fixes (file, line, rule) as JSON, for `verify` attribution."),
+    change_map: Optional[Path] = typer.Option(None, "--change-map", metavar="FILE", help="Write the applied fixes (file, line, rule) as JSON, for `verify` attribution."),
     no_cache: bool = NoCacheOpt,
-    quiet: bool = QuietOpt,
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="Print only errors (and the diff with --diff)."),
 ) -> None:
-    """Rewrite legacy idioms in place (or show the diff with [bold]--diff[/]).
+    """Rewrite legacy idioms in place (or show the diff with --diff).
 
     Examples:
 
+    \b
       torch-migrate rewrite train.py          # rewrite in place
-
       torch-migrate rewrite --diff src/       # review first
-
       torch-migrate rewrite --check .         # CI: exit 1 if anything is left to migrate
     """
     mode = driver.DIFF if (diff or check) else driver.WRITE
@@ -140,62 +146,76 @@ def rewrite(
     results = _run(paths, exclude, options, jobs, no_cache, quiet)
     changed = [r for r in results if r.changed]
     if diff:
-        for result in changed:
-            if out.is_terminal:
-                out.print(Syntax(result.diff, "diff", theme="ansi_dark", background_color="default"))
-            else:
-                sys.stdout.flush()
-                sys.stdout.buffer.write(result.patch)  # the file's own bytes: latin-1 diffs still apply
+        _print_diffs(changed)
     if check:
         for result in changed:
-            out.print(f"would rewrite {result.path}", markup=False)
+            print(f"would rewrite {result.path}")
     if change_map is not None:
         entries = [dict(entry, file=r.path) for r in changed for entry in r.changes]
         change_map.write_text(json.dumps(entries, indent=1))
     status = _report_errors(results)
-    if not quiet:
-        _print_summary(results, changed, written=mode == driver.WRITE)
+    if not quiet:  # the report: on stdout, unless stdout carries the diff or the list of files
+        _print_summary(results, changed, written=mode == driver.WRITE,
+                       stream=sys.stderr if diff or check else sys.stdout)
     if check and changed:
         status = max(status, EXIT_FOUND)
     raise typer.Exit(status)
 
 
-def _print_summary(results, changed, written: bool) -> None:
+def _print_diffs(changed) -> None:
+    """Coloured on a terminal; otherwise each file's own bytes (a latin-1 or CRLF diff still applies)."""
+    if not sys.stdout.isatty():
+        sys.stdout.flush()
+        for result in changed:
+            sys.stdout.buffer.write(result.patch)
+        return
+    from rich.console import Console
+    from rich.syntax import Syntax
+
+    console = Console(highlight=False, soft_wrap=True)
+    for result in changed:
+        console.print(Syntax(result.diff, "diff", theme="ansi_dark", background_color="default"))
+
+
+def _print_summary(results, changed, written: bool, stream) -> None:
     fixes = driver.applied_fixes(results)
     left = [(r.path, f) for r in results for f in r.findings if not f.applied]
     for path, finding in left:
-        err.print(f"{path}:{finding.line}:{finding.col}: {finding.code} {finding.message}", markup=False)
+        unsafe = " [unsafe fix, not applied: --unsafe-fixes applies it]" if finding.fixable and finding.unsafe else ""
+        print(f"{path}:{finding.line}:{finding.col}: {finding.code} {finding_message(finding)}{unsafe}", file=stream)
     verb = "rewrote" if written else "would rewrite"
-    err.print(f"{verb} {len(changed)} of {len(results)} files; "
-              f"{sum(fixes.values())} fixes ({', '.join(f'{c} x{n}' for c, n in sorted(fixes.items())) or 'none'}); "
-              f"{len(left)} findings left for review (see `torch-migrate check`)")
+    applied = ", ".join(f"{code} x{count}" for code, count in sorted(fixes.items())) or "none"
+    errors = sum(1 for result in results if result.error)
+    print(f"{verb} {len(changed)} of {plural(len(results), 'file')}; "
+          f"{plural(sum(fixes.values()), 'fix', 'fixes')} ({applied}); "
+          f"{plural(len(left), 'finding')} left for review (see `torch-migrate check`)"
+          + (f"; {plural(errors, 'file')} not processed (on stderr)" if errors else ""), file=stream)
 
 
 @app.command()
 def check(
     paths: List[str] = PathsArg,
-    output_format: str = typer.Option("text", "--format", help=f"Output format: {', '.join(FORMATS)}."),
+    output_format: str = typer.Option("text", "--format", metavar="FORMAT", help=f"Output format: {', '.join(FORMATS)}."),
     select: Optional[List[str]] = SelectOpt,
     ignore: Optional[List[str]] = IgnoreOpt,
     exclude: Optional[List[str]] = ExcludeOpt,
     jobs: int = JobsOpt,
     no_cache: bool = NoCacheOpt,
-    quiet: bool = QuietOpt,
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="Print only the findings (no hints, no summary)."),
 ) -> None:
-    """Report autograd hazards and every legacy idiom that [bold]rewrite[/] would change.
+    """Report autograd hazards and every legacy idiom that rewrite would change.
 
     Suppress one line with a trailing `# torch-migrate: ignore[TM601]` comment.
 
     Examples:
 
+    \b
       torch-migrate check src/
-
       torch-migrate check --format sarif . > results.sarif
-
       torch-migrate check --select TM6 train.py    # hazards only
     """
     if output_format not in FORMATS:
-        err.print(f"[red]error:[/] unknown format {output_format!r}; choose from {', '.join(FORMATS)}")
+        _error(f"unknown format {output_format!r}; choose from {', '.join(FORMATS)}")
         raise typer.Exit(EXIT_USAGE)
     options = _options(paths, driver.LINT, select, ignore)
     results = _run(paths, exclude, options, jobs, no_cache, quiet)
@@ -214,27 +234,25 @@ def rules(markdown: bool = typer.Option(False, "--markdown", help="Print the REA
 
         sys.stdout.write(rules_table())
         return
+    from rich.console import Console
+    from rich.table import Table
+
+    from migrate.rule_catalog import RULES  # generated from the rules, which would import libcst
+
     table = Table("code", "kind", "name", "summary")
-    for rule in codemods.all_rules():
-        table.add_row(rule.code, rule.kind, rule.name, rule.summary)
-    out.print(table)
+    for row in RULES:
+        table.add_row(*row)
+    Console(highlight=False).print(table)
 
 
 @app.command("config")
-def show_config(path: Path = typer.Argument(Path("."), help="Where to look for pyproject.toml.")) -> None:
-    """Show the effective \\[tool.torch-migrate] configuration and where it came from."""
+def show_config(path: Path = typer.Argument(Path("."), metavar="PATH", help="Where to look for pyproject.toml.")) -> None:
+    """Show the effective [tool.torch-migrate] configuration and where it came from."""
     sys.stdout.write(json.dumps(_config([path]).to_dict(), indent=1) + "\n")
 
 
-LIGHT_COMMANDS = {"rewrite", "check", "rules", "config"}
-
-
 def _register_harness_commands() -> None:
-    """``verify`` and ``migrate`` run training scripts, so importing them imports torch (over a second).
-
-    They are registered only when the command line may need them, keeping
-    ``rewrite``/``check`` (pre-commit, CI on every push) quick to start.
-    """
+    """Defining ``verify`` and ``migrate`` imports neither torch nor the harness: they load when they run."""
     from migrate.harness.cli import verify
     from migrate.workflow import migrate_command
 
@@ -242,12 +260,30 @@ def _register_harness_commands() -> None:
     app.command("migrate")(migrate_command)
 
 
+_register_harness_commands()
+
+
 def main() -> None:
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     try:
-        command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), None)
-        if command not in LIGHT_COMMANDS:
-            _register_harness_commands()
-        app()
+        status = app(prog_name="torch-migrate", standalone_mode=False)
     except KeyboardInterrupt:
         sys.exit(130)  # quietly, as a shell expects of Ctrl-C
+    except typer.Abort:  # Ctrl-D at a question
+        _error("aborted")
+        sys.exit(1)
+    except typer.TyperException as error:  # a usage error: plain lines, as the commands' own errors
+        _usage_error(error)
+    sys.exit(status or 0)
+
+
+def _usage_error(error) -> None:
+    """``torch-migrate`` alone prints the help; any other usage error its usage line and one ``error:`` line."""
+    context = getattr(error, "ctx", None)
+    if type(error).__name__ == "NoArgsIsHelpError":
+        print(error.format_message(), file=sys.stderr)
+    else:
+        if context is not None:
+            print(f"{context.get_usage()}\nTry '{context.command_path} -h' for help.\n", file=sys.stderr)
+        _error(error.format_message())
+    sys.exit(getattr(error, "exit_code", EXIT_USAGE))

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator, List, NamedTuple
 
 import codemods
 from codemods.finding import Finding
+from migrate import python2
 from migrate.cache import Cache
 from migrate.source import Source, SourceError, atomic_write, read_source, remove_stale_temps
 
@@ -392,7 +393,11 @@ def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type
         return result
     result.digest = hashlib.sha1(source.raw).hexdigest()
     active = _trigger_filter(options.rules_for(shown, rules), source.text)
-    if not active:
+    # Python 2 is reported whatever the rules: a file none of them concerns costs a compile to know.
+    legacy_python = python2.find_before_libcst(source.text) if active else python2.find(source.text)
+    if legacy_python:
+        result.error = f"{shown}:{legacy_python}"
+    if not active or legacy_python:
         return result
     import libcst as cst
     from codemods.engine import run_rules
@@ -401,7 +406,7 @@ def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type
         outcome = _on_big_stack(run_rules, source.text, active, unsafe_fixes=options.unsafe_fixes,
                                 fix=options.mode != LINT)
     except cst.ParserSyntaxError as error:
-        result.error = f"{shown}:{_syntax_error(source.text, error)}"
+        result.error = f"{shown}:{python2.find(source.text) or _syntax_error(source.text, error)}"
         return result
     except RecursionError as error:  # nesting deeper than a walk can follow (or, if the file is flat, a rule bug)
         result.error = f"{shown}:1:1: too deeply nested to analyse (recursion limit reached in {_blame(error)})"

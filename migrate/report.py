@@ -2,11 +2,35 @@
 from __future__ import annotations
 
 import json
-from typing import Callable, Dict, List
+import re
+from typing import Callable, Dict, List, Optional
 
 import codemods
 import migrate
 
+
+def plural(count: int, word: str, words: Optional[str] = None) -> str:
+    """``1 file``, ``2 files``; ``words`` where adding an s is wrong (``fixes``)."""
+    return f"{count} {word if count == 1 else words or word + 's'}"
+
+
+_BREAK_AFTER_OPENING = re.compile(r"([(\[{])\s*\n\s*")
+_BREAK_BEFORE_CLOSING = re.compile(r"\s*\n\s*([)\]}])")
+_BREAK = re.compile(r"\s*\n\s*")
+
+
+def one_line(text: str) -> str:
+    """A message quoting a multi-line expression, on one line: ``f(\\n    a,\\n    b)`` reads ``f(a, b)``."""
+    return _BREAK.sub(" ", _BREAK_BEFORE_CLOSING.sub(r"\1", _BREAK_AFTER_OPENING.sub(r"\1", text)))
+
+
+def finding_message(finding) -> str:
+    """A finding's message on one line; an unsafe fix that was not applied says what the code *would*
+    become (the callers mark it as an unsafe fix)."""
+    message = one_line(finding.message)
+    if finding.fixable and finding.unsafe and not finding.applied:
+        message = message.replace(" becomes ", " would become ", 1)
+    return message
 
 
 def _flat(results) -> List[tuple]:
@@ -17,15 +41,15 @@ def _text(results, quiet: bool) -> str:
     lines = []
     for path, f in _flat(results):
         fix = " [*]" if f.fixable and not f.unsafe else (" [unsafe fix]" if f.fixable else "")
-        lines.append(f"{path}:{f.line}:{f.col}: {f.code} {f.message}{fix}")
+        lines.append(f"{path}:{f.line}:{f.col}: {f.code} {finding_message(f)}{fix}")
         if f.hint and not quiet:
-            lines.append(f"    hint: {f.hint}")
+            lines.append(f"    hint: {one_line(f.hint)}")
     if not quiet:
         flat = _flat(results)
         files = len({path for path, _ in flat})
         safe = sum(1 for _, f in flat if f.fixable and not f.unsafe)
         unsafe = sum(1 for _, f in flat if f.fixable and f.unsafe)
-        lines.append(f"Found {len(flat)} findings in {files} of {len(results)} files "
+        lines.append(f"Found {plural(len(flat), 'finding')} in {files} of {plural(len(results), 'file')} "
                      f"([*] {safe} fixable by `torch-migrate rewrite`, {unsafe} more with --unsafe-fixes).")
     return "\n".join(lines) + "\n" if lines else ""
 
@@ -39,7 +63,7 @@ def _github(results, quiet: bool) -> str:
         return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
     return "".join(
-        f"::warning file={path},line={f.line},col={f.col},title={f.code}::{escape(f.message)}\n"
+        f"::warning file={path},line={f.line},col={f.col},title={f.code}::{escape(finding_message(f))}\n"
         for path, f in _flat(results)
     )
 
@@ -55,7 +79,7 @@ def _sarif(results, quiet: bool) -> str:
     ]
     sarif_results = [
         {"ruleId": f.code, "level": "warning" if rules.get(f.code) and rules[f.code].kind == "hazard" else "note",
-         "message": {"text": f.message + (f" ({f.hint})" if f.hint else "")},
+         "message": {"text": finding_message(f) + (f" ({one_line(f.hint)})" if f.hint else "")},
          "locations": [{"physicalLocation": {"artifactLocation": {"uri": path.replace("\\", "/")},
                                              "region": {"startLine": f.line, "startColumn": f.col,
                                                         "endLine": max(f.end_line, f.line)}}}]}

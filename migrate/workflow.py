@@ -1,7 +1,8 @@
 """``torch-migrate migrate REPO``: the whole workflow a team runs on a repository.
 
-1. snapshot the original tree (Python sources copied, other files hard-linked:
-   data is never copied needlessly),
+1. copy the original tree to a temporary folder, the OLD side of every
+   comparison (Python sources copied, other files hard-linked: data is never
+   copied needlessly; deleted at the end, so it is no backup),
 2. rewrite in place (or, with ``--diff``, in a second copy, leaving REPO alone),
 3. verify the entry points: the snapshot's scripts (with the 0.3 compatibility
    layer, as legacy code does not run on current PyTorch) against the new ones,
@@ -13,11 +14,13 @@
    time (most likely first, from the harness's attribution) until the entry
    point verifies equivalent.
 
-The report card is a plain data structure, rendered as rich text, Markdown (to
-paste into a pull request) and JSON.
+The report card is a plain data structure, rendered as Markdown (to paste into
+a pull request; shown formatted on a terminal) and JSON. It goes to stdout;
+progress and errors go to stderr.
 """
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import os
@@ -27,20 +30,20 @@ import tempfile
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence
 
 import typer
-from rich.console import Console
-from rich.markdown import Markdown
 
 from migrate import driver
 from migrate.config import load_config
 from migrate.discover import SKIP_DIRS, discover
-from migrate.harness import VerifyOptions, VerifyResult, verify_pipeline
-from migrate.harness.report import comparison_line
-from migrate.harness.report import to_markdown as verify_markdown
+from migrate.progress import Progress, for_stderr
+from migrate.report import plural
 
-console = Console(stderr=True, highlight=False)
+if TYPE_CHECKING:  # the harness imports torch: `torch-migrate --help` must not wait for it
+    from migrate.harness import VerifyOptions, VerifyResult
+
+DEFAULT_STEPS = 5  # optimizer steps compared per entry point when neither --steps nor the configuration says
 SMALL_FILE = 1 << 20  # bytes: larger non-Python files are hard-linked into the snapshot
 
 
@@ -85,6 +88,8 @@ class ReportCard:
     errors: List[str]
     entries: List[EntryResult]
     diff: str = ""  # with --diff: what the rewrite would change
+    steps: Optional[int] = None  # optimizer steps compared per entry point
+    steps_source: str = ""  # where that number came from: --steps, the configuration, the default
 
     @property
     def exit_code(self) -> int:
@@ -95,15 +100,23 @@ class ReportCard:
 
     def to_json(self) -> dict:
         return {"repo": self.repo, "written": self.written, "files": self.files, "changed": self.changed,
-                "fixes": self.fixes, "hazards": self.hazards, "errors": self.errors,
+                "fixes": self.fixes, "hazards": self.hazards, "errors": self.errors, "steps": self.steps,
+                "steps_source": self.steps_source,
                 "entries": [entry.to_json() for entry in self.entries], "exit_code": self.exit_code}
 
     def to_markdown(self) -> str:
+        from migrate.harness.report import comparison_line, to_markdown as verify_markdown
+
         verb = "rewrote" if self.written else "would rewrite"
         lines = [f"## torch-migrate report card: `{self.repo}`", "",
-                 f"{verb} **{len(self.changed)}** of {self.files} files; "
-                 f"**{sum(self.fixes.values())}** fixes; **{len(self.hazards)}** hazards left; "
-                 f"{len(self.errors)} files not processed.", ""]
+                 f"{verb} **{len(self.changed)}** of {plural(self.files, 'file')}; "
+                 f"**{plural(sum(self.fixes.values()), 'fix', 'fixes')}**; "
+                 f"**{plural(len(self.hazards), 'hazard')}** left; "
+                 f"{plural(len(self.errors), 'file')} not processed.", ""]
+        if self.entries:
+            compared = (f"Each entry point's first {plural(self.steps, 'optimizer step')}" if self.steps else
+                        "Every optimizer step of each entry point, run to its end,")
+            lines += [f"{compared} compared, OLD against NEW ({self.steps_source}).", ""]
         if self.fixes:
             lines += ["| rule | fixes |", "|---|---|"] + [f"| {c} | {n} |" for c, n in sorted(self.fixes.items())]
             lines.append("")
@@ -143,7 +156,7 @@ def migrate_repo(
     search: bool = True,
     leave_out: Callable[[str], bool] = lambda code: False,
     jobs: int = 0,
-    progress: Callable[[str], None] = lambda message: None,
+    progress: Progress = Progress(),
 ) -> ReportCard:
     repo = repo.resolve()
     missing = [e for e in entries if not (repo / e).is_file()]
@@ -152,21 +165,20 @@ def migrate_repo(
     with tempfile.TemporaryDirectory(prefix="torch-migrate-") as work:
         work = Path(work)
         old = work / "old"
-        progress("snapshotting the original tree")
+        progress.phase(f"copying {repo} (the OLD side)")
         snapshot(repo, old)
         new = repo
         if not in_place:
             new = work / "new"
             snapshot(repo, new)
-        progress("rewriting")
+        progress.phase("rewriting")
         results = _rewrite(new, rewrite_options, jobs)
         fixes = driver.applied_fixes(results)
-        progress("checking for hazards left")
+        progress.phase("checking for hazards left")
         lint = driver.run(discover([new]), driver.Options(driver.LINT, rewrite_options.select,
                                                           rewrite_options.ignore), jobs)
         hazards = [dict(f.to_dict(), path=str(Path(r.path).relative_to(new)))
                    for r in lint for f in r.findings if f.code >= "TM6"]
-        progress(f"verifying {', '.join(entries)}")
         entry_results = [EntryResult(entry, verdict) for entry, verdict in
                          zip(entries, _verify(old, new, entries, verify_options, progress))]
         for i, result in enumerate(entry_results):
@@ -175,7 +187,7 @@ def migrate_repo(
                                 progress)
         dropped = tuple(sorted({e.culprit for e in entry_results if e.culprit and leave_out(e.culprit)}))
         if dropped:
-            progress(f"rewriting again without {', '.join(dropped)}")
+            progress.phase(f"rewriting again without {', '.join(dropped)}")
             for result in results:
                 if result.changed:
                     relative = Path(result.path).relative_to(new)
@@ -188,7 +200,7 @@ def migrate_repo(
                 result.verify = verdict
         diff = "" if in_place else "".join(_diff(old, new, Path(r.path).relative_to(new)) for r in results if r.changed)
     return ReportCard(
-        repo=str(repo), written=in_place, files=len(results), diff=diff,
+        repo=str(repo), written=in_place, files=len(results), diff=diff, steps=verify_options.steps,
         changed=[str(Path(r.path).relative_to(new)) for r in results if r.changed],
         fixes=dict(sorted(fixes.items())), hazards=hazards,
         errors=[r.error for r in results if r.error], entries=entry_results,
@@ -204,21 +216,23 @@ def _diff(old: Path, new: Path, relative: Path) -> str:
 
 
 def _verify(old: Path, new: Path, entries: Sequence[str], options: VerifyOptions,
-            progress: Callable[[str], None]) -> List[VerifyResult]:
+            progress: Progress) -> List[VerifyResult]:
     """The entry points in order, in one mirror of each tree per side (a pipeline)."""
+    from migrate.harness import verify_pipeline
+
+    progress.phase(f"verifying {', '.join(entries)} ({plural(len(entries), 'entry point')}, in this order)")
     return verify_pipeline([(old / entry, new / entry) for entry in entries],
                            replace(options, old_root=old, new_root=new), progress)
 
 
 def _search_culprit(result: EntryResult, pipeline: Sequence[str], old: Path, work: Path, fixes: Counter,
-                    options: driver.Options, verify_options: VerifyOptions, jobs: int,
-                    progress: Callable[[str], None]) -> None:
+                    options: driver.Options, verify_options: VerifyOptions, jobs: int, progress: Progress) -> None:
     """Leave one applied rule out at a time until the entry point (run after the entry points
     before it, which it may depend on) verifies equivalent."""
     blamed = [c.change.code for c in result.verify.culprits if getattr(c.change, "code", None)]
     order = list(dict.fromkeys([code for code in blamed if code in fixes] + sorted(fixes)))
     for code in order:
-        progress(f"{result.entry}: trying without {code}")
+        progress.phase(f"{result.entry}: trying without {code}")
         trial = Path(tempfile.mkdtemp(prefix=f"without-{code}-", dir=work)) / "tree"
         snapshot(old, trial)
         _rewrite(trial, replace(options, ignore=(*options.ignore, code)), jobs)
@@ -228,72 +242,103 @@ def _search_culprit(result: EntryResult, pipeline: Sequence[str], old: Path, wor
             return
 
 
-def _step_limit(option: Optional[int], configured: Optional[int]) -> Optional[int]:
-    """Steps per entry point: the option, else the configuration, else 5; 0 means no limit."""
-    steps = option if option is not None else (configured or 5)
-    return steps or None
-
-
 def migrate_command(
-    repo: Path = typer.Argument(..., help="The repository to migrate.", exists=True, file_okay=False),
-    script_args: Optional[List[str]] = typer.Argument(None, help="Arguments for every entry point, after `--`.",
-                                                      show_default=False),
-    entry: Optional[List[str]] = typer.Option(None, "--entry", help="Training script to verify (relative to REPO); repeatable. Default: `entry` in \\[tool.torch-migrate]."),
+    repo: Path = typer.Argument(..., metavar="REPO", help="The repository to migrate.", exists=True, file_okay=False),
+    script_args: Optional[List[str]] = typer.Argument(None, metavar="ARGS", show_default=False,
+                                                      help="Arguments for every entry point, after `--`."),
+    entry: Optional[List[str]] = typer.Option(None, "--entry", metavar="FILE", help="Training script to verify (relative to REPO); repeatable. Default: `entry` in [tool.torch-migrate]."),
     diff: bool = typer.Option(False, "--diff", "--dry-run", help="Leave REPO untouched: rewrite and verify a copy, print the diff."),
-    steps: Optional[int] = typer.Option(None, min=0, help="Optimizer steps to compare per entry point (default 5; 0: run each to its end, as a pipeline whose later entry points read what training saves needs)."),
-    timeout: float = typer.Option(300.0, min=1, help="Seconds per script run."),
-    select: Optional[List[str]] = typer.Option(None, "--select", help="Rule codes or prefixes to apply."),
-    ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Rule codes or prefixes to skip."),
+    steps: Optional[int] = typer.Option(None, min=0, metavar="N", help=f"Optimizer steps to compare per entry point (default: `steps` in [tool.torch-migrate], else {DEFAULT_STEPS}; 0: run each to its end, as a pipeline whose later entry points read what training saves needs)."),
+    timeout: float = typer.Option(300.0, min=1, metavar="SECONDS", help="Seconds per script run."),
+    select: Optional[List[str]] = typer.Option(None, "--select", metavar="CODES", help="Rule codes or prefixes to apply."),
+    ignore: Optional[List[str]] = typer.Option(None, "--ignore", metavar="CODES", help="Rule codes or prefixes to skip."),
     unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Also apply fixes that change behaviour."),
     compat: bool = typer.Option(True, "--compat/--no-compat", help="Run the original with the 0.3 compatibility layer."),
-    old_python: Optional[str] = typer.Option(None, help="Interpreter for the original scripts (an old PyTorch venv)."),
-    new_python: Optional[str] = typer.Option(None, help="Interpreter for the rewritten scripts (default: this one)."),
+    old_python: Optional[str] = typer.Option(None, metavar="PYTHON", help="Interpreter for the original scripts (an old PyTorch venv)."),
+    new_python: Optional[str] = typer.Option(None, metavar="PYTHON", help="Interpreter for the rewritten scripts (default: this one)."),
     search: bool = typer.Option(True, "--search/--no-search", help="On divergence, find the rule that causes it."),
     leave_out: bool = typer.Option(False, "--leave-out-diverging", help="Without asking, rewrite again without the rule found to cause a divergence."),
-    markdown: Optional[Path] = typer.Option(None, "--markdown", help="Write the report card as Markdown (for a pull request)."),
-    json_path: Optional[Path] = typer.Option(None, "--json", help="Write the report card as JSON."),
-    jobs: int = typer.Option(0, "-j", "--jobs", help="Worker processes for the rewrite."),
+    markdown: Optional[Path] = typer.Option(None, "--markdown", metavar="FILE", help="Write the report card as Markdown (for a pull request)."),
+    json_path: Optional[Path] = typer.Option(None, "--json", metavar="FILE", help="Write the report card as JSON."),
+    jobs: int = typer.Option(0, "-j", "--jobs", metavar="N", help="Worker processes for the rewrite."),
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress on stderr (the report card is unchanged)."),
 ) -> None:
-    """Rewrite a repository, verify its training entry points, and print a report card.
+    """Rewrite REPO in place, verify its training entry points, and print a report card.
+
+    Each entry point of the rewritten tree is run against the original, kept in a temporary copy
+    that is deleted at the end: that copy is no backup, so commit first (or use --diff, which
+    rewrites a second copy and leaves REPO untouched).
 
     Examples:
 
+    \b
       torch-migrate migrate . --entry train.py -- --epochs 1
-
       torch-migrate migrate samples --diff --markdown report.md
 
     Exit status: 0 all entry points equivalent; 1 one diverges; 2 usage error; 3 a file
     could not be processed or an entry point could not be compared.
     """
+    from migrate.harness import VerifyOptions
+
     config = load_config([repo])
     entries = list(entry or config.entry)
     if not entries:
-        console.print("[red]error:[/] no entry point: pass --entry or set `entry` in \\[tool.torch-migrate]")
+        print("error: no entry point: pass --entry or set `entry` in [tool.torch-migrate]", file=sys.stderr)
         raise typer.Exit(2)
     codes = lambda values: tuple(c for v in values or () for c in v.split(",") if c.strip())
     rewrite_options = driver.Options(driver.WRITE, codes(select) or tuple(config.select),
                                      codes(ignore) or tuple(config.ignore), unsafe_fixes,
                                      tuple((p, tuple(c)) for p, c in config.per_file_ignores.items()))
+    steps, steps_source = _steps(steps, config.steps, config.source)
     verify_options = VerifyOptions(
-        script_args=tuple(script_args or ()), steps=_step_limit(steps, config.steps), device="cpu",
-        timeout=timeout, rtol=config.rtol, atol=config.atol, compat=compat, old_python=old_python,
-        new_python=new_python,
+        script_args=tuple(script_args or ()), steps=steps, device="cpu", timeout=timeout,
+        rtol=config.rtol, atol=config.atol, compat=compat, old_python=old_python, new_python=new_python,
         **({"memory_tolerance": config.memory_tolerance} if config.memory_tolerance is not None else {}))
 
-    def ask(code: str) -> bool:
-        return leave_out or (sys.stdin.isatty() and typer.confirm(f"Leave the changes of {code} out?"))
-
     try:
-        with console.status("migrating") as status:
+        with for_stderr(quiet) as progress:
+            def ask(code: str) -> bool:
+                if leave_out:
+                    return True
+                with progress.suspended():
+                    return sys.stdin.isatty() and typer.confirm(f"Leave the changes of {code} out?")
+
             card = migrate_repo(repo, entries, rewrite_options, verify_options, in_place=not diff, search=search,
-                                leave_out=ask, jobs=jobs, progress=status.update)
+                                leave_out=ask, jobs=jobs, progress=progress)
     except (FileNotFoundError, ValueError) as error:
-        console.print(f"[red]error:[/] {error}", highlight=False)
+        print(f"error: {error}", file=sys.stderr)
         raise typer.Exit(2)
+    card.steps_source = steps_source
     sys.stdout.write(card.diff)
-    console.print(Markdown(card.to_markdown().split("<details>")[0]))
+    _print_card(card.to_markdown().split("<details>")[0])
     if markdown is not None:
         markdown.write_text(card.to_markdown(), encoding="utf-8")
     if json_path is not None:
         json_path.write_text(json.dumps(card.to_json(), indent=1, default=str), encoding="utf-8")
     raise typer.Exit(card.exit_code)
+
+
+def _steps(option: Optional[int], configured: Optional[int], pyproject: str) -> tuple:
+    """The steps to compare per entry point (None: every step, each script to its end) and where that
+    number came from, for the report card."""
+    if option is not None:
+        value, source = option, f"`--steps {option}`"
+    elif configured is not None:
+        where = Path(pyproject)
+        with contextlib.suppress(ValueError):  # shown as the user would type it, when below the current folder
+            where = where.relative_to(Path.cwd())
+        value, source = configured, f"`steps = {configured}` in {where}"
+    else:
+        return DEFAULT_STEPS, "the default; `--steps N` or `steps` in [tool.torch-migrate] sets it"
+    return value or None, source
+
+
+def _print_card(markdown: str) -> None:
+    """Formatted on a terminal; as Markdown text when redirected (a file to read or to paste)."""
+    if sys.stdout.isatty():
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        Console(highlight=False).print(Markdown(markdown))
+    else:
+        sys.stdout.write(markdown)

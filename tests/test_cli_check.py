@@ -26,7 +26,7 @@ def test_text_findings_name_file_line_and_code(tree):
     assert result.returncode == 1, result.stderr
     assert "legacy.py:4:12: TM203 " in result.stdout
     assert "clean.py" not in result.stdout.split("Found")[0]
-    assert "Found 1 findings in 1 of 2 files" in result.stdout
+    assert "Found 1 finding in 1 of 2 files" in result.stdout
 
 
 def test_clean_code_exits_zero(tree):

@@ -61,11 +61,11 @@ def test_check_then_rewrite_in_place_then_nothing_is_left(tree):
     fixes = Counter(f.code for text in FILES.values() for f in run_rules(text, codemods.all_rules()).findings
                     if f.applied)
     listed = ", ".join(f"{code} x{count}" for code, count in sorted(fixes.items()))
-    assert f"rewrote 4 of 5 files; {sum(fixes.values())} fixes ({listed})" in result.stderr
+    assert f"rewrote 4 of 5 files; {sum(fixes.values())} fixes ({listed})" in result.stdout
 
     after = contents(tree)
     result = torch_migrate("rewrite", ".", cwd=tree)
-    assert result.returncode == 0 and "rewrote 0 of 5 files" in result.stderr, result.stderr
+    assert result.returncode == 0 and "rewrote 0 of 5 files" in result.stdout, result.stderr
     assert contents(tree) == after
     assert torch_migrate("rewrite", "--check", ".", cwd=tree).returncode == 0
 
@@ -99,9 +99,9 @@ def test_select_and_ignore(tree):
     result = torch_migrate("rewrite", "--select", "TM203", "train.py", cwd=tree)
     assert result.returncode == 0, result.stderr
     assert (tree / "train.py").read_text() == FILES["train.py"].replace("async=", "non_blocking=")
-    assert re.search(r"fixes \(TM203 x1\)", result.stderr)
+    assert re.search(r"1 fix \(TM203 x1\)", result.stdout)
     result = torch_migrate("rewrite", "--ignore", "TM4,TM5,TM6", "pkg/model.py", cwd=tree)
-    applied = re.search(r"fixes \((.*)\)", result.stderr).group(1)
+    applied = re.search(r"fixes \((.*)\)", result.stdout).group(1)
     assert applied != "none" and not re.search(r"TM[456]", applied), applied
 
 
@@ -111,7 +111,7 @@ def test_jobs_2_gives_what_one_process_gives(tmp_path):
         (tmp_path / f"m{index // 10}").mkdir(exist_ok=True)
         (tmp_path / f"m{index // 10}" / f"f{index}.py").write_text(LEGACY + f"n = {index}\n")
     result = torch_migrate("rewrite", "-j", "2", ".", cwd=tmp_path)
-    assert result.returncode == 0 and "rewrote 40 of 40 files" in result.stderr, result.stderr
+    assert result.returncode == 0 and "rewrote 40 of 40 files" in result.stdout, result.stderr
     for path in tmp_path.rglob("*.py"):
         assert path.read_text() == expected(LEGACY + f"n = {path.stem[1:]}\n")
 

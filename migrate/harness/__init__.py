@@ -13,24 +13,20 @@ Layers (each imports only those above it):
   ``outputs`` evaluation calls, stdout/stderr (``text`` normalises printed text), metrics and files;
 - ``attribution`` names the changed lines; ``verify`` plans runs (``plan_runs``),
   makes them (``run_locally``) and judges them (``judge``); ``report`` and ``cli`` present.
+
+The names below are loaded from ``verify`` on first use, so that ``cli`` (the command's
+definition, needed by ``torch-migrate --help``) imports neither torch nor numpy.
 """
-from .verify import (
-    EXIT_DIFFERENT,
-    EXIT_EQUIVALENT,
-    EXIT_NO_COMPARISON,
-    EXIT_USAGE,
-    UsageError,
-    VerifyOptions,
-    VerifyResult,
-    judge,
-    plan_runs,
-    run_locally,
-    verify_pipeline,
-    verify_scripts,
-)
+import importlib
 
 __all__ = [
     "EXIT_DIFFERENT", "EXIT_EQUIVALENT", "EXIT_NO_COMPARISON", "EXIT_USAGE", "UsageError",
     "VerifyOptions", "VerifyResult", "judge", "plan_runs", "run_locally", "verify_pipeline",
     "verify_scripts",
 ]
+
+
+def __getattr__(name: str):
+    if name in __all__:
+        return getattr(importlib.import_module(".verify", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

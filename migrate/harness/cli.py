@@ -1,18 +1,18 @@
 """``torch-migrate verify``: the typer command. Registered by the main app with
-``app.command("verify")(verify)``; everything after ``--`` goes to both scripts."""
+``app.command("verify")(verify)``; everything after ``--`` goes to both scripts.
+
+The harness (torch) is imported when the command runs, not when it is defined:
+``torch-migrate --help`` lists this command and must start at once."""
 from __future__ import annotations
 
-import contextlib
+import sys
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
 
-from . import report
-from .comparer import DEFAULT_MEMORY_TOLERANCE, Comparisons
-from .verify import EXIT_USAGE, UsageError, VerifyOptions, verify_scripts
+from migrate.progress import for_stderr
 
 
 class Device(str, Enum):
@@ -26,10 +26,10 @@ _FILE = dict(exists=True, dir_okay=False, readable=True)
 
 
 def verify(
-    old: Annotated[Path, typer.Argument(help="The original (legacy) training script.", **_FILE)],
-    new: Annotated[Path, typer.Argument(help="The migrated training script.", **_FILE)],
+    old: Annotated[Path, typer.Argument(metavar="OLD", help="The original (legacy) training script.", **_FILE)],
+    new: Annotated[Path, typer.Argument(metavar="NEW", help="The migrated training script.", **_FILE)],
     script_args: Annotated[Optional[list[str]], typer.Argument(
-        help="Arguments for both scripts, after `--` (e.g. `-- --epochs 1`).", show_default=False)] = None,
+        metavar="ARGS", help="Arguments for both scripts, after `--` (e.g. `-- --epochs 1`).", show_default=False)] = None,
     steps: Annotated[Optional[int], typer.Option(
         min=1, help="Stop both runs after N steps: optimizer.step() calls of any optimizer, or backward() calls "
                     "in scripts without one. Steps count from 1.")] = None,
@@ -42,8 +42,8 @@ def verify(
                       "float32 1.3e-6).")] = None,
     atol: Annotated[Optional[float], typer.Option(
         min=0.0, help="Absolute tolerance for every dtype (default: per dtype, float32 1e-5).")] = None,
-    memory_tolerance: Annotated[float, typer.Option(
-        min=0.0, help="Allowed relative growth of NEW's peak memory over OLD's.")] = DEFAULT_MEMORY_TOLERANCE,
+    memory_tolerance: Annotated[Optional[float], typer.Option(
+        min=0.0, help="Allowed relative growth of NEW's peak memory over OLD's.", show_default="0.1")] = None,
     memory_steps: Annotated[int, typer.Option(
         min=0, help="CPU: steps watched by the memory profiler (0: do not measure CPU memory).")] = 3,
     full: Annotated[bool, typer.Option(
@@ -79,6 +79,7 @@ def verify(
     json_path: Annotated[Optional[Path], typer.Option("--json", help="Write the full result as JSON.")] = None,
     junit: Annotated[Optional[Path], typer.Option(help="Write JUnit XML: one test case per quantity.")] = None,
     seed: Annotated[int, typer.Option(help="Seed for torch, random and numpy in both runs.")] = 0,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress on stderr (the report is unchanged).")] = False,
 ) -> None:
     """Run OLD and NEW with the same seeds and compare losses, gradients, values
     and peak memory step by step, evaluation forward passes, printed output,
@@ -88,21 +89,27 @@ def verify(
     crashing where OLD did not); 2 usage error; 3 no comparison possible (OLD
     failed or recorded nothing, so NEW was not run; or a run timed out).
     """
-    console = Console()
+    from . import report
+    from .comparer import DEFAULT_MEMORY_TOLERANCE, Comparisons
+    from .verify import EXIT_USAGE, UsageError, VerifyOptions, verify_scripts
+
     options = VerifyOptions(
         script_args=tuple(script_args or ()), steps=steps, device=device.value, timeout=timeout, rtol=rtol,
-        atol=atol, memory_tolerance=memory_tolerance, memory_steps=memory_steps, full=full, compat=compat,
-        old_python=old_python, new_python=new_python, old_root=root, new_root=root, change_map=change_map, seed=seed,
+        atol=atol, memory_tolerance=DEFAULT_MEMORY_TOLERANCE if memory_tolerance is None else memory_tolerance,
+        memory_steps=memory_steps, full=full, compat=compat, old_python=old_python, new_python=new_python,
+        old_root=root, new_root=root, change_map=change_map, seed=seed,
         compare=Comparisons(evaluation=compare_evaluation, stdout=compare_stdout, stderr=compare_stderr,
                             metrics=compare_metrics, artifacts=compare_artifacts),
         ignore_output=tuple(ignore_output or ()), echo=verbose)
     try:
-        with console.status("running") if not verbose else contextlib.nullcontext() as status:
-            result = verify_scripts(old, new, options, progress=status.update if status else console.print)
+        # -v shows the runs' own output as it comes: a live progress display would fight it
+        with for_stderr(quiet or verbose) as progress:
+            progress.phase(f"verify: {old} against {new}")
+            result = verify_scripts(old, new, options, progress=progress)
     except UsageError as exc:
-        console.print(f"[red]error:[/red] {exc}", highlight=False)
+        print(f"error: {exc}", file=sys.stderr)
         raise typer.Exit(EXIT_USAGE) from None
-    report.render(result, console)
+    report.render(result)
     if json_path is not None:
         report.write_json(result, json_path)
     if junit is not None:

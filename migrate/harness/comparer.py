@@ -360,6 +360,7 @@ def _time_check(old: RunOutcome, new: RunOutcome) -> Check | None:
     if to is None or tn is None:
         return None
     return Check(None, "time per step (median)", "time", None, old=f"{to[0] * 1e3:.1f} ms", new=f"{tn[0] * 1e3:.1f} ms",
+                 max_abs=abs(tn[0] - to[0]), max_rel=abs(tn[0] - to[0]) / to[0] if to[0] else 0.0,
                  note=f"NEW/OLD {tn[0] / to[0]:.2f}x over {tn[1]}" if to[0] else "")
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from .attribution import user_frames
 from .comparer import Check, PairComparison, Quantity
@@ -47,7 +48,7 @@ def _stream_blocks(result: VerifyResult) -> list[str]:
             bad = q.first_bad
             if q.kind in ("stdout", "stderr") and bad is not None:
                 step = "" if bad.step is None else f" (step {bad.step})"
-                lines += [f"{pair.label} {q.name}, {bad.at}{step}: {bad.note}", f"  OLD: {bad.old}", f"  NEW: {bad.new}"]
+                lines += [f"{pair.label} {q.name}, {bad.at}{step}: {bad.note}", f"  OLD: {_plain(bad.old)}", f"  NEW: {_plain(bad.new)}"]
     return lines
 
 
@@ -71,7 +72,13 @@ def _culprit_lines(result: VerifyResult) -> list[str]:
     return lines
 
 
+def _plain(text: str) -> str:
+    """``text`` as a terminal would show it, without the script's colour and cursor codes."""
+    return Text.from_ansi(text).plain
+
+
 def _short(text: str, limit: int = 160) -> str:
+    text = _plain(text)
     line = text.strip().splitlines()[0] if text.strip() else ""
     return line if len(line) <= limit else line[:limit - 1] + "…"
 
@@ -94,42 +101,58 @@ def _divergence_lines(result: VerifyResult) -> list[str]:
     return lines
 
 
+def _differences(q: Quantity) -> tuple[str, str]:
+    """Max abs and rel difference, in the quantity's unit."""
+    if q.kind == "time":
+        return f"{q.max_abs * 1e3:.3g} ms", f"{q.max_rel:.1%}"
+    if q.kind == "memory":
+        return f"{q.max_abs / 2**20:.3g} MiB", f"{q.max_rel:.1%}"
+    return f"{q.max_abs:.3g}", f"{q.max_rel:.3g}"
+
+
+def _table(title: str, columns: tuple[str, ...]) -> Table:
+    """Long cells (parameter names, values) wrap onto more lines rather than being cut, also when piped."""
+    table = Table(title=title, title_justify="left")
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    return table
+
+
+def _steps_source(result: VerifyResult) -> str:
+    steps = result.options.steps
+    return f"--steps {steps}" if steps else "no --steps: each script ran to its end"
+
+
 def render(result: VerifyResult, console: Console | None = None) -> None:
-    console = console or Console()
-    runs = Table(title="Runs", title_justify="left")
-    for column in ("run", "status", "steps", "wall", "peak memory", "detail"):
-        runs.add_column(column)
+    """The report, on stdout unless ``console`` says otherwise."""
+    console = console or Console(highlight=False, soft_wrap=True)  # lines whole; tables fit the width
+    runs = _table("Runs", ("run", "status", "steps", "wall", "peak memory", "detail"))
     for run in result.runs:
         peak = run.memory.peak_bytes if run.memory else None
         runs.add_row(run.spec.label, run.status, str(run.complete_steps), f"{run.wall_time:.1f} s",
                      "-" if peak is None else f"{peak / 2**20:.2f} MiB", _short(run.reason))
     console.print(runs)
     for pair in (p for p in result.pairs if p.quantities):
-        summary = Table(title=f"Comparisons ({pair.label})", title_justify="left")
-        for column in ("comparison", "verdict", "detail"):
-            summary.add_column(column)
+        summary = _table(f"Comparisons ({pair.label})", ("comparison", "verdict", "detail"))
         for name, ok, detail in pair.summary():
             summary.add_row(name, _ok_text(ok) if ok is not None else "-", detail,
                             style={False: "red", None: "dim"}.get(ok, ""))
         console.print(summary)
     for pair in (p for p in result.pairs if p.quantities):
-        table = Table(title=f"OLD vs NEW ({pair.label})", title_justify="left")
-        for column in ("quantity", "steps", "OLD", "NEW", "max abs", "max rel", "verdict"):
-            table.add_column(column)
+        table = _table(f"OLD vs NEW ({pair.label})", ("quantity", "steps", "OLD", "NEW", "max abs", "max rel", "verdict"))
         rows, hidden = _rows(pair)
         for q in rows:
             shown = q.shown
             style = {False: "red", None: "dim"}.get(q.ok, "")
             steps = "run" if shown.step is None else _where(shown) if q.ok is False else str(len(q.checks))
-            table.add_row(q.name, steps, shown.old, shown.new,
-                          f"{q.max_abs:.3g}", f"{q.max_rel:.3g}", _ok_text(q.ok), style=style)
+            table.add_row(q.name, steps, shown.old, shown.new, *_differences(q), _ok_text(q.ok), style=style)
         if hidden:
             table.add_row(f"... {hidden} more equivalent quantities (see --json)", "", "", "", "", "", "", style="dim")
         console.print(table)
     for run in result.runs:
         if run.status in ("failed", "crashed") and run.stderr_tail.strip():
             console.print(f"[bold]{run.spec.label} stderr (end):[/bold]")
-            console.print("\n".join(run.stderr_tail.rstrip().splitlines()[-8:]), markup=False, highlight=False)
+            console.print("\n".join(_plain(run.stderr_tail).rstrip().splitlines()[-8:]), markup=False, highlight=False)
     streams = _stream_blocks(result)
     if streams:
         console.print("[bold]Printed output[/bold]")
@@ -145,8 +168,9 @@ def render(result: VerifyResult, console: Console | None = None) -> None:
             console.print("[bold]Most likely responsible changes in NEW[/bold]")
             for line in culprits:
                 console.print(f"  {line}", markup=False, highlight=False)
-    console.print(f"[{_VERDICT_STYLE[result.verdict]}]{_VERDICT_TEXT[result.verdict]}[/] (exit {result.exit_code}): "
-                  f"{_short(result.reason, 300)}", highlight=False)
+    verdict = Text(_VERDICT_TEXT[result.verdict], style=_VERDICT_STYLE[result.verdict])
+    source = f" ({_steps_source(result)})" if result.verdict == "equivalent" else ""
+    console.print(verdict + f" (exit {result.exit_code}): {_short(result.reason, 300)}{source}", highlight=False)
 
 
 def to_markdown(result: VerifyResult) -> str:
@@ -160,8 +184,8 @@ def to_markdown(result: VerifyResult) -> str:
         rows, hidden = _rows(pair)
         lines += ["", f"OLD vs NEW ({pair.label}):", "",
                   "| quantity | OLD | NEW | max abs | max rel | verdict |", "|---|---|---|---|---|---|"]
-        lines += [f"| {_cell(q.name)} | {_cell(q.shown.old)} | {_cell(q.shown.new)} | {q.max_abs:.3g} | "
-                  f"{q.max_rel:.3g} | {_ok_text(q.ok)} |" for q in rows]
+        lines += [f"| {_cell(q.name)} | {_cell(q.shown.old)} | {_cell(q.shown.new)} | {' | '.join(_differences(q))} | "
+                  f"{_ok_text(q.ok)} |" for q in rows]
         if hidden:
             lines.append(f"| ... {hidden} more equivalent | | | | | |")
     streams = _stream_blocks(result)
@@ -190,7 +214,7 @@ def write_junit(result: VerifyResult, path: Path) -> None:
     cases = failures = errors = 0
     if result.verdict == "error":
         case = ET.SubElement(suite, "testcase", classname="verify", name="comparison possible")
-        ET.SubElement(case, "error", message=result.reason)
+        ET.SubElement(case, "error", message=_plain(result.reason))
         cases, errors = 1, 1
     for pair in result.pairs:
         for switch in pair.comparisons.off():
@@ -203,7 +227,7 @@ def write_junit(result: VerifyResult, path: Path) -> None:
             bad = q.first_bad
             if bad is not None:
                 failures += 1
-                ET.SubElement(case, "failure", message=f"{_where(bad)}: OLD {bad.old}, NEW {bad.new}. {bad.note}".strip())
+                ET.SubElement(case, "failure", message=_plain(f"{_where(bad)}: OLD {bad.old}, NEW {bad.new}. {bad.note}".strip()))
             elif q.ok is None:
                 ET.SubElement(case, "system-out").text = f"OLD {q.shown.old}, NEW {q.shown.new} {q.shown.note}"
     suite.set("skipped", str(sum(len(p.comparisons.off()) for p in result.pairs)))

@@ -51,6 +51,7 @@ NOT_MIRRORED = {".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_ca
 TAIL_BYTES = 64 * 1024
 OUTPUT_LIMIT = 16 * 1024 * 1024  # bytes of each stream kept for comparison
 TERM_GRACE = 2.0  # seconds between SIGTERM and SIGKILL
+POLL_INTERVAL = 0.5  # seconds between two looks at a running child's record (progress)
 FULL_LIMIT = 4096  # tensors up to this many elements are recorded whole
 _SIGNAL_HINTS = {
     signal.SIGKILL: "killed (SIGKILL): out of memory? the kernel's OOM killer sends SIGKILL",
@@ -281,15 +282,26 @@ class _Echo(threading.Thread):
         self.copy()
 
 
-def _read_records(path: Path) -> list[dict]:
-    raw = []
-    try:
-        with open(path, "rb") as f:
-            while True:
-                raw.append(pickle.load(f))
-    except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError):
-        pass  # the end of the stream, or a record cut short by a crash
-    return raw
+class _RecordStream:
+    """The child's record file, read as it grows: each complete record is parsed once, and a record
+    still being written (or cut short by a crash) is left for the next read."""
+
+    def __init__(self, path: Path):
+        self.path, self.raw, self._offset = path, [], 0
+
+    def read(self) -> list[dict]:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self._offset)
+                while True:
+                    self.raw.append(pickle.load(f))
+                    self._offset = f.tell()
+        except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError):
+            pass  # the end of the stream so far
+        return self.raw
+
+    def steps(self) -> int:
+        return sum(1 for record in self.read() if record["kind"] == Step.KIND)
 
 
 def _child_env(spec: RunSpec, marker: str) -> dict[str, str]:
@@ -311,10 +323,13 @@ def run_script(spec: RunSpec) -> RunOutcome:
 
 
 def run_side(specs: Sequence[RunSpec], skip: Sequence[str | None] = (),
-             on_start: Callable[[RunSpec], None] | None = None) -> list[RunOutcome]:
+             on_start: Callable[[RunSpec], None] | None = None,
+             on_step: Callable[[int], None] | None = None,
+             on_end: Callable[[RunOutcome], None] | None = None) -> list[RunOutcome]:
     """Run ``specs`` one after the other in one mirror of their common ``root``: a pipeline
     (train, then evaluate, then infer) sees what the runs before it wrote. ``skip[i]``, when
-    given and not None, is why run i is not made (its outcome is ``skipped``)."""
+    given and not None, is why run i is not made (its outcome is ``skipped``). ``on_step(n)``
+    is told the number of steps the running script has recorded, as it goes."""
     roots = {spec.root.resolve() for spec in specs}
     if len(roots) != 1:
         raise ValueError(f"the runs of one side share one root, not {sorted(map(str, roots))}")
@@ -330,11 +345,14 @@ def run_side(specs: Sequence[RunSpec], skip: Sequence[str | None] = (),
                 continue
             if on_start:
                 on_start(spec)
-            outcomes.append(_run_in(spec, root, mirror, Path(tmp) / f"run{i}"))
+            outcomes.append(_run_in(spec, root, mirror, Path(tmp) / f"run{i}", on_step))
+            if on_end:
+                on_end(outcomes[-1])
     return outcomes
 
 
-def _run_in(spec: RunSpec, root: Path, mirror: Path, files: Path) -> RunOutcome:
+def _run_in(spec: RunSpec, root: Path, mirror: Path, files: Path,
+            on_step: Callable[[int], None] | None = None) -> RunOutcome:
     """One run in an existing mirror; ``files`` holds its config, record and output."""
     files.mkdir()
     script = spec.script.resolve()
@@ -342,6 +360,7 @@ def _run_in(spec: RunSpec, root: Path, mirror: Path, files: Path) -> RunOutcome:
     script_in_run = mirror / script.relative_to(root) if inside else script
     cwd = script_in_run.parent if inside else mirror
     record_path = files / "record.pkl"
+    record_stream = _RecordStream(record_path)
     config = {
         "record": str(record_path), "seed": spec.seed, "device": spec.device, "compat": spec.compat,
         "steps": spec.steps, "memory_steps": spec.memory_steps, "full": spec.full, "full_limit": FULL_LIMIT,
@@ -360,7 +379,7 @@ def _run_in(spec: RunSpec, root: Path, mirror: Path, files: Path) -> RunOutcome:
         if echo:
             echo.start()
         try:
-            proc.wait(timeout=spec.timeout)
+            _wait(proc, spec.timeout, lambda: on_step(record_stream.steps()) if on_step else None)
         except subprocess.TimeoutExpired:
             timed_out = True
         finally:  # also on KeyboardInterrupt: never leave the tree running
@@ -375,7 +394,7 @@ def _run_in(spec: RunSpec, root: Path, mirror: Path, files: Path) -> RunOutcome:
         script_in_run=str(script_in_run), run_dir=str(mirror),
         leftover_processes=max(0, leftovers - (1 if timed_out else 0)), needed_sigkill=forced,
     )
-    _absorb(outcome, _read_records(record_path))
+    _absorb(outcome, record_stream.read())
     sizes = 0
     for stream in ("stdout", "stderr"):
         offsets = [getattr(step, f"{stream}_bytes") for step in outcome.steps]
@@ -388,6 +407,19 @@ def _run_in(spec: RunSpec, root: Path, mirror: Path, files: Path) -> RunOutcome:
     outcome.output_bytes = sizes
     outcome.status, outcome.reason = _classify(outcome, timed_out)
     return outcome
+
+
+def _wait(proc: subprocess.Popen, timeout: float, poll: Callable[[], None]) -> None:
+    """``proc.wait(timeout)``, calling ``poll`` every POLL_INTERVAL seconds meanwhile."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            proc.wait(timeout=max(0.0, min(POLL_INTERVAL, deadline - time.monotonic())))
+            return
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline:
+                raise
+            poll()
 
 
 _LISTS = {"step": "steps", "forward": "forwards", "scalar": "scalars", "log": "logs", "artifact": "artifacts",

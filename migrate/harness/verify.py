@@ -17,11 +17,13 @@ import os
 import re
 import shutil
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
+
+from migrate.progress import Progress
 
 from .attribution import Change, Culprit, diff_changes, load_change_map, rank
 from .comparer import (DEFAULT_MEMORY_TOLERANCE, Check, Comparisons, PairComparison, Tolerance, compare_runs,
@@ -250,12 +252,14 @@ def _decide(pairs: list[PairComparison]) -> tuple[str, int, str]:
         detail = f"OLD {first.old}, NEW {first.new}" + (f" ({first.note})" if first.note else "")
         return "different", EXIT_DIFFERENT, f"{pair.label}: {first.quantity} differs {where(first)}: {detail}"
     steps = pairs[0].old.complete_steps
-    return "equivalent", EXIT_EQUIVALENT, f"equivalent over {steps} step(s) on {', '.join(p.label for p in pairs)}"
+    return "equivalent", EXIT_EQUIVALENT, (f"equivalent over {steps} step{'' if steps == 1 else 's'} on "
+                                           f"{', '.join(p.label for p in pairs)}")
 
 
 def verify_scripts(old: Path, new: Path, options: VerifyOptions = VerifyOptions(),
-                   progress: Callable[[str], None] | None = None) -> VerifyResult:
-    """Run OLD and NEW and compare them. Raises UsageError for options that cannot work."""
+                   progress: Progress = Progress()) -> VerifyResult:
+    """Run OLD and NEW and compare them, telling ``progress`` about each run. Raises UsageError for
+    options that cannot work."""
     return verify_pipeline([(old, new)], options, progress)[0]
 
 
@@ -292,23 +296,25 @@ def project_root(script: Path) -> Path:
 
 
 def run_locally(plan: dict[tuple[str, str], list[RunSpec]],
-                progress: Callable[[str], None] | None = None) -> dict[tuple[str, str], list[RunOutcome]]:
+                progress: Progress = Progress()) -> dict[tuple[str, str], list[RunOutcome]]:
     """One run at a time (step times would mean nothing side by side), OLD before NEW on each
     device; a NEW run whose OLD gave nothing to compare with is not made (it could take as long)."""
     def announce(spec: RunSpec) -> None:
-        if progress:
-            progress(f"running {spec.label.split('-')[0].upper()} ({spec.script.name}) on {spec.device}")
+        progress.run_started(spec.label.split("-")[0].upper(), spec.script.name, spec.device, spec.steps)
+
+    def finished(run: RunOutcome) -> None:
+        progress.run_finished(run.status, run.complete_steps, run.wall_time)
 
     outcomes: dict[tuple[str, str], list[RunOutcome]] = {}
     for (side, device), specs in plan.items():
         skip = [None if old.comparable else "not run: OLD gave nothing to compare with"
                 for old in outcomes["old", device]] if side == "new" else []
-        outcomes[side, device] = run_side(specs, skip, on_start=announce)
+        outcomes[side, device] = run_side(specs, skip, on_start=announce, on_step=progress.step, on_end=finished)
     return outcomes
 
 
 def verify_pipeline(entries: Sequence[tuple[Path, Path]], options: VerifyOptions = VerifyOptions(),
-                    progress: Callable[[str], None] | None = None) -> list[VerifyResult]:
+                    progress: Progress = Progress()) -> list[VerifyResult]:
     """Verify each (OLD, NEW) entry point; the entries of a side run in order in one mirror, so
     one may read what an earlier one wrote. One result per entry point."""
     entries = [(Path(old), Path(new)) for old, new in entries]
