@@ -23,7 +23,8 @@ import typer
 import migrate
 from migrate import driver
 from migrate.config import Config, ConfigError, load_config
-from migrate.report import FORMATS, finding_message, plural, render_findings
+from migrate.report import FORMATS, finding_message, render_findings
+from migrate.words import plural
 
 # Start-up is part of every run (pre-commit hooks, `--help`): rich (live progress, tables, diff colours),
 # libcst and the rules, and torch (`verify`, `migrate`) are imported where a command first needs them.

@@ -3,15 +3,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List
 
 import codemods
 import migrate
-
-
-def plural(count: int, word: str, words: Optional[str] = None) -> str:
-    """``1 file``, ``2 files``; ``words`` where adding an s is wrong (``fixes``)."""
-    return f"{count} {word if count == 1 else words or word + 's'}"
+from migrate.words import plural
 
 
 _BREAK_AFTER_OPENING = re.compile(r"([(\[{])\s*\n\s*")

@@ -38,7 +38,7 @@ from migrate import driver
 from migrate.config import load_config
 from migrate.discover import SKIP_DIRS, discover
 from migrate.progress import Progress, for_stderr
-from migrate.report import plural
+from migrate.words import plural
 
 if TYPE_CHECKING:  # the harness imports torch: `torch-migrate --help` must not wait for it
     from migrate.harness import VerifyOptions, VerifyResult
@@ -161,7 +161,8 @@ def migrate_repo(
     repo = repo.resolve()
     missing = [e for e in entries if not (repo / e).is_file()]
     if missing:
-        raise FileNotFoundError(f"entry point(s) not found in {repo}: {', '.join(missing)}")
+        raise FileNotFoundError(f"{'entry point' if len(missing) == 1 else 'entry points'} not found in {repo}: "
+                                f"{', '.join(missing)}")
     with tempfile.TemporaryDirectory(prefix="torch-migrate-") as work:
         work = Path(work)
         old = work / "old"
@@ -220,7 +221,6 @@ def _verify(old: Path, new: Path, entries: Sequence[str], options: VerifyOptions
     """The entry points in order, in one mirror of each tree per side (a pipeline)."""
     from migrate.harness import verify_pipeline
 
-    progress.phase(f"verifying {', '.join(entries)} ({plural(len(entries), 'entry point')}, in this order)")
     return verify_pipeline([(old / entry, new / entry) for entry in entries],
                            replace(options, old_root=old, new_root=new), progress)
 

@@ -65,7 +65,7 @@ def test_verify_report_on_stdout_progress_lines_on_stderr(tmp_path):
     # The report, whole, on stdout; the verdict says where the step count came from.
     assert "EQUIVALENT (exit 0): equivalent over 3 steps on cpu (--steps 3)" in result.stdout
     assert PARAMETER in first_column(result.stdout) and "…" not in result.stdout  # wrapped, not cut, at 80 columns
-    (time_row,) = [line for line in result.stdout.splitlines() if line.startswith("│ time per")]
+    (time_row,) = [line for line in result.stdout.splitlines() if line.startswith("│ time per") and " ms" in line]
     old_ms, new_ms, delta_ms = (float(v) for v in re.findall(r"(\d+(?:\.\d+)?) ms", time_row))
     assert delta_ms > 30 and abs(delta_ms - (new_ms - old_ms)) < 1, time_row  # NEW sleeps 50 ms a step
     # Progress: timestamped lines, each run's start and end with its step count.

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from migrate.words import plural
+
 from .records import EncodedTensor, Step
 from .runner import RunOutcome
 
@@ -160,7 +162,7 @@ class PairComparison:
                 checks = sum(len(q.checks) for q in quantities)
                 detail = f"{len(bad)} of {len(quantities)} differ" if bad else f"{len(quantities)} compared"
                 rows.append((KIND_NAMES[kind], False if bad else (None if all(q.ok is None for q in quantities)
-                                                                 else True), f"{detail}, {checks} check(s)"))
+                                                                 else True), f"{detail}, {plural(checks, 'check')}"))
             elif switch:
                 rows.append((KIND_NAMES[kind], None, "nothing recorded"))
         return rows
@@ -338,7 +340,7 @@ def _memory_check(old: RunOutcome, new: RunOutcome, tolerance: float) -> Check |
         return None
     po, pn = mo.peak_bytes, mn.peak_bytes
     growth = (pn - po) / po if po else (math.inf if pn else 0.0)
-    window = f"over {mo.steps} step(s)" if mo.steps == mn.steps else f"over {mo.steps} vs {mn.steps} step(s)"
+    window = f"over {plural(mo.steps, 'step')}" if mo.steps == mn.steps else f"over {mo.steps} vs {plural(mn.steps, 'step')}"
     return Check(None, "peak memory", "memory", growth <= tolerance, max_abs=float(abs(pn - po)),
                  max_rel=abs(growth), old=_bytes(po), new=_bytes(pn),
                  note=f"{growth:+.1%}, tolerance +{tolerance:.0%}; {mo.method} {window}")

@@ -11,6 +11,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from migrate.words import plural
+
 from . import text
 from .comparer import Check, Tolerance, compare_tensors
 from .records import Artifact, Entry, Forward, Scalar
@@ -40,7 +42,7 @@ def _sites(forwards: Sequence[Forward]) -> list[tuple[str, list[Forward]]]:
 
 def _compare_call(o: Forward, n: Forward, tol: Tolerance) -> Check:
     if [x.path for x in o.outputs] != [x.path for x in n.outputs]:
-        return Check(None, "", "eval", False, old=f"{len(o.outputs)} tensor(s)", new=f"{len(n.outputs)} tensor(s)",
+        return Check(None, "", "eval", False, old=plural(len(o.outputs), "tensor"), new=plural(len(n.outputs), "tensor"),
                      note="the output has another structure")
     worst = None
     for a, b in zip(o.outputs, n.outputs):
@@ -62,8 +64,8 @@ def compare_evaluation(old: RunOutcome, new: RunOutcome, tol: Tolerance) -> list
             side = "NEW" if i >= len(old_sites) else "OLD"
             first = calls[0]
             checks.append(Check(first.after_step + 1, f"eval {first.module} at {site}", "eval", False,
-                                old="-" if side == "NEW" else f"{len(calls)} call(s)",
-                                new="-" if side == "OLD" else f"{len(calls)} call(s)",
+                                old="-" if side == "NEW" else plural(len(calls), "call"),
+                                new="-" if side == "OLD" else plural(len(calls), "call"),
                                 at=_window(first.after_step), note=f"evaluation calls only in {side}"))
             continue
         (site_o, calls_o), (site_n, calls_n) = old_sites[i], new_sites[i]
@@ -76,7 +78,7 @@ def compare_evaluation(old: RunOutcome, new: RunOutcome, tol: Tolerance) -> list
         for after_step, calls in sorted(windows.items()):
             check = _compare_window(calls, tol)
             check.step, check.quantity, check.kind = after_step + 1, name, "eval"
-            check.at = f"{_window(after_step)}, {len(calls)} call(s)" + (f", {check.at}" if check.at else "")
+            check.at = f"{_window(after_step)}, {plural(len(calls), 'call')}" + (f", {check.at}" if check.at else "")
             checks.append(check)
     return checks
 
@@ -157,7 +159,7 @@ def compare_stream(old: RunOutcome, new: RunOutcome, stream: str, tol: Tolerance
                  at=f"line {found.old.number if found.old else '-'}"
                     + (f" (NEW line {found.new.number})" if found.new and found.old and
                        found.new.number != found.old.number else ""),
-                 note=f"{found.difference.what}; {found.differing} line(s) differ{warned}{truncated}")
+                 note=f"{found.difference.what}; {plural(found.differing, 'line')} differ{warned}{truncated}")
 
 
 # ---------------------------------------------------------------- metrics
@@ -301,7 +303,7 @@ def _text_file_check(name: str, o: Artifact, n: Artifact, old: RunOutcome, new: 
     return Check(None, name, "artifact", False, max_abs=found.difference.max_abs, max_rel=found.difference.max_rel,
                  old=_short(found.old), new=_short(found.new),
                  at=f"line {(found.old or found.new).number}",
-                 note=f"{found.difference.what}; {found.differing} line(s) differ")
+                 note=f"{found.difference.what}; {plural(found.differing, 'line')} differ")
 
 
 def compare_artifacts(old: RunOutcome, new: RunOutcome, tol: Tolerance) -> list[Check]:

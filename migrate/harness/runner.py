@@ -40,6 +40,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from migrate.words import plural
+
 from . import records
 from .records import Artifact, End, ExceptionRecord, Forward, Header, Log, Memory, Scalar, Step, WarningRecord
 
@@ -446,7 +448,7 @@ def _classify(outcome: RunOutcome, timed_out: bool) -> tuple[str, str]:
         return "failed", f"{what} at step {exc.step}: {_first_line(exc.message)}{hint}"
     if end is not None:
         if end.reason == "exit":
-            return "failed", f"exited with status {end.exit_code} after {end.steps} step(s)"
+            return "failed", f"exited with status {end.exit_code} after {plural(end.steps, 'step')}"
         return "ok", "stopped after the requested steps" if end.reason == "stopped" else "finished"
     rc = outcome.returncode
     if rc is not None and rc < 0:

@@ -27,6 +27,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from migrate.words import plural
+
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*(?:\x07|\x1b\\)")
 ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{4,}\b")
 TEMP_PATH = re.compile(r"(?<![\w.])/(?:tmp|var/tmp|private/var/folders|var/folders)/[^\s'\":,;)\]}]+")
@@ -256,7 +258,7 @@ def compare_streams(old: Sequence[Line], new: Sequence[Line], rtol: float, atol:
         k = min(len(old), len(new))
         extra = "NEW" if len(new) > len(old) else "OLD"
         first = StreamDifference(old[k] if k < len(old) else None, new[k] if k < len(new) else None,
-                                 Difference(f"{extra} printed {abs(len(new) - len(old))} more line(s)"), 0)
+                                 Difference(f"{extra} printed {plural(abs(len(new) - len(old)), 'more line')}"), 0)
     if first is None:
         return None
     return StreamDifference(first.old, first.new, first.difference, count)

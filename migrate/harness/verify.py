@@ -299,14 +299,16 @@ def run_locally(plan: dict[tuple[str, str], list[RunSpec]],
                 progress: Progress = Progress()) -> dict[tuple[str, str], list[RunOutcome]]:
     """One run at a time (step times would mean nothing side by side), OLD before NEW on each
     device; a NEW run whose OLD gave nothing to compare with is not made (it could take as long)."""
-    def announce(spec: RunSpec) -> None:
-        progress.run_started(spec.label.split("-")[0].upper(), spec.script.name, spec.device, spec.steps)
-
     def finished(run: RunOutcome) -> None:
         progress.run_finished(run.status, run.complete_steps, run.wall_time)
 
     outcomes: dict[tuple[str, str], list[RunOutcome]] = {}
     for (side, device), specs in plan.items():
+        def announce(spec: RunSpec, specs: list[RunSpec] = specs, first: bool = not outcomes) -> None:
+            if first:  # the entry point's first run: say which of how many
+                progress.phase(f"verifying {spec.script.name} (entry point {specs.index(spec) + 1} of {len(specs)})")
+            progress.run_started(spec.label.split("-")[0].upper(), spec.script.name, spec.device, spec.steps)
+
         skip = [None if old.comparable else "not run: OLD gave nothing to compare with"
                 for old in outcomes["old", device]] if side == "new" else []
         outcomes[side, device] = run_side(specs, skip, on_start=announce, on_step=progress.step, on_end=finished)
