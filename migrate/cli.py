@@ -30,7 +30,7 @@ from migrate import driver
 from migrate.cache import Cache
 from migrate.config import Config, ConfigError, load_config
 from migrate.discover import discover
-from migrate.report import FORMATS, render_findings
+from migrate.report import FORMATS, location, render_findings
 
 EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_ERRORS, EXIT_INTERNAL = 0, 1, 2, 3, 4
 
@@ -44,13 +44,14 @@ app = typer.Typer(
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
-PathsArg = typer.Argument(..., help="Files or directories (recursing into *.py, honouring .gitignore).")
+PathsArg = typer.Argument(..., help="Files or directories (recursing into *.py and *.ipynb, honouring .gitignore).")
 SelectOpt = typer.Option(None, "--select", help="Comma-separated rule codes or prefixes to run (default: all).")
 IgnoreOpt = typer.Option(None, "--ignore", help="Comma-separated rule codes or prefixes to skip.")
 ExcludeOpt = typer.Option(None, "--exclude", help="Glob (gitignore syntax) of paths to skip; repeatable.")
 JobsOpt = typer.Option(0, "-j", "--jobs", help="Worker processes (default: one per core).")
 NoCacheOpt = typer.Option(False, "--no-cache", help="Do not read or write the result cache.")
 QuietOpt = typer.Option(False, "-q", "--quiet", help="Print only errors (and the diff with --diff).")
+NoNotebooksOpt = typer.Option(False, "--no-notebooks", help="Skip Jupyter notebooks (*.ipynb), also named ones.")
 
 
 def _codes(values: Optional[List[str]]) -> tuple:
@@ -70,11 +71,12 @@ def _main(
     """Migrate legacy PyTorch training code to modern idioms, and prove the migration changed nothing."""
 
 
-def _options(paths, mode, select, ignore, unsafe_fixes=False) -> driver.Options:
+def _options(paths, mode, select, ignore, unsafe_fixes=False, no_notebooks=False) -> driver.Options:
     """Command-line choices over ``[tool.torch-migrate]`` defaults."""
     config = _config(paths)
     return driver.Options(mode, _codes(select) or tuple(config.select), _codes(ignore) or tuple(config.ignore),
-                          unsafe_fixes, tuple((p, tuple(c)) for p, c in config.per_file_ignores.items()))
+                          unsafe_fixes, tuple((p, tuple(c)) for p, c in config.per_file_ignores.items()),
+                          notebooks=config.notebooks and not no_notebooks)
 
 
 def _config(paths) -> Config:
@@ -88,7 +90,7 @@ def _config(paths) -> Config:
 def _run(paths, exclude, options, jobs, no_cache, quiet) -> List[driver.FileResult]:
     exclude = list(exclude or ()) + _config(paths).exclude
     try:
-        files = discover([Path(p) for p in paths], exclude)
+        files = discover([Path(p) for p in paths], exclude, notebooks=options.notebooks)
         if options.select or options.ignore:
             options.rules()  # an unknown code is a usage error (the default selection cannot be wrong)
     except (FileNotFoundError, ValueError) as error:
@@ -123,6 +125,7 @@ def rewrite(
     jobs: int = JobsOpt,
     change_map: Optional[Path] = typer.Option(None, "--change-map", help="Write the applied fixes (file, line, rule) as JSON, for `verify` attribution."),
     no_cache: bool = NoCacheOpt,
+    no_notebooks: bool = NoNotebooksOpt,
     quiet: bool = QuietOpt,
 ) -> None:
     """Rewrite legacy idioms in place (or show the diff with [bold]--diff[/]).
@@ -136,7 +139,7 @@ def rewrite(
       torch-migrate rewrite --check .         # CI: exit 1 if anything is left to migrate
     """
     mode = driver.DIFF if (diff or check) else driver.WRITE
-    options = _options(paths, mode, select, ignore, unsafe_fixes)
+    options = _options(paths, mode, select, ignore, unsafe_fixes, no_notebooks)
     results = _run(paths, exclude, options, jobs, no_cache, quiet)
     changed = [r for r in results if r.changed]
     if diff:
@@ -164,7 +167,7 @@ def _print_summary(results, changed, written: bool) -> None:
     fixes = driver.applied_fixes(results)
     left = [(r.path, f) for r in results for f in r.findings if not f.applied]
     for path, finding in left:
-        err.print(f"{path}:{finding.line}:{finding.col}: {finding.code} {finding.message}", markup=False)
+        err.print(f"{location(path, finding)}: {finding.code} {finding.message}", markup=False)
     verb = "rewrote" if written else "would rewrite"
     err.print(f"{verb} {len(changed)} of {len(results)} files; "
               f"{sum(fixes.values())} fixes ({', '.join(f'{c} x{n}' for c, n in sorted(fixes.items())) or 'none'}); "
@@ -180,6 +183,7 @@ def check(
     exclude: Optional[List[str]] = ExcludeOpt,
     jobs: int = JobsOpt,
     no_cache: bool = NoCacheOpt,
+    no_notebooks: bool = NoNotebooksOpt,
     quiet: bool = QuietOpt,
 ) -> None:
     """Report autograd hazards and every legacy idiom that [bold]rewrite[/] would change.
@@ -197,7 +201,7 @@ def check(
     if output_format not in FORMATS:
         err.print(f"[red]error:[/] unknown format {output_format!r}; choose from {', '.join(FORMATS)}")
         raise typer.Exit(EXIT_USAGE)
-    options = _options(paths, driver.LINT, select, ignore)
+    options = _options(paths, driver.LINT, select, ignore, no_notebooks=no_notebooks)
     results = _run(paths, exclude, options, jobs, no_cache, quiet)
     status = _report_errors(results)
     sys.stdout.write(render_findings(results, output_format, quiet=quiet))

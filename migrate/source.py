@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import re
 import signal
@@ -21,6 +22,7 @@ import tempfile
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
+from typing import List, Optional
 
 
 class SourceError(Exception):
@@ -31,15 +33,39 @@ class SourceError(Exception):
         self.path, self.message, self.line, self.col = str(path), message, line, col
 
 
+class Unwritable(Exception):
+    """The rewritten text cannot become the file's new content: ``line`` (1-based, in the new text) and why."""
+
+    def __init__(self, line: int, message: str, internal: bool = False):
+        super().__init__(message)
+        self.line, self.message, self.internal = line, message, internal
+
+
 @dataclass(frozen=True)
 class Source:
+    """A file as the rules see it. A notebook (``migrate.notebook.NotebookSource``) shows its code cells
+    as ``text`` and answers the methods below with cell positions."""
+
     path: Path
     raw: bytes
     encoding: str  # a codec name; "utf-8-sig" when the file starts with a BOM
     text: str  # decoded, BOM stripped, line endings untouched
 
     def encode(self, text: str) -> bytes:
+        """The file's new bytes for the rewritten ``text``."""
         return text.encode(self.encoding)
+
+    def where(self, line: int, col: int, text: Optional[str] = None) -> str:
+        """A position in ``text`` (the rewritten text if given), as messages show it."""
+        return f"{line}:{col}"
+
+    def localize(self, findings: list) -> list:
+        """Findings with positions as the user sees the file."""
+        return findings
+
+    def localize_changes(self, changes: List[dict], text: str) -> List[dict]:
+        """Change-map entries (lines in the rewritten ``text``) with positions as the user sees the file."""
+        return changes
 
 
 def _position(raw: bytes, offset: int):
@@ -66,14 +92,33 @@ def decode(path: Path, raw: bytes) -> Source:
 
 
 def read_source(path: Path) -> Source:
-    """Read and decode ``path``; a FIFO or device is refused before it is opened (reading one could block)."""
+    """Read and decode ``path``; a FIFO or device is refused before it is opened (reading one could block).
+
+    A ``.ipynb`` is read as a notebook; a Python file that is in fact a notebook's JSON is refused (as
+    Python, a notebook is one big dict literal that no rule would ever match).
+    """
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             raise SourceError(path, "not a regular file")
         raw = path.read_bytes()
     except OSError as error:
         raise SourceError(path, f"cannot read: {error.strerror or error}") from None
-    return decode(path, raw)
+    if path.suffix == ".ipynb":
+        from migrate.notebook import read_notebook
+
+        return read_notebook(path, raw)
+    source = decode(path, raw)
+    if source.text.lstrip().startswith("{") and _is_notebook_json(source.text):
+        raise SourceError(path, f"a Jupyter notebook (JSON), not Python: rename it to {path.stem}.ipynb")
+    return source
+
+
+def _is_notebook_json(text: str) -> bool:
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and "nbformat" in data and "cells" in data
 
 
 TEMP_MARK = "torch-migrate"

@@ -1,0 +1,713 @@
+"""Jupyter notebooks (``.ipynb``) as source files: read, shown to the rules, written back, run.
+
+Reading. A notebook is JSON; ``nbformat`` says which format version it is (only
+nbformat 4 is taken: a version 3 file would have to be converted, which
+rewrites all of it) and validates it against that version's schema, so a broken
+notebook is refused with a position before any rule sees it.
+
+What the rules see. The code cells, in order, joined into one module so that
+names flow across cells (``Variable`` imported in cell 1 and used in cell 7 is
+resolved) and every rule runs once. Before each cell but the first stands a
+marker statement (``__nb_cell_7__``): unlike a comment, which libcst attaches to
+the next statement and loses when a fix removes that statement (an unused
+import), a statement of its own survives every fix, and the guard checks it is
+unchanged. IPython syntax is masked: every line magic, shell escape, help
+request or automagic line becomes a placeholder statement (``__nb_magic_3__``)
+at the same indentation, which parses, keeps the line count and columns of all
+other lines, and that no rule touches; it is restored byte for byte afterwards
+(re-indented by the same amount if a fix re-indented its block). A cell magic
+line (``%%time``) is kept out of the module; its body is Python for
+``%%time``/``%%timeit``/``%%capture``/``%%prun``, while cells of any other cell
+magic (``%%bash``, ``%%html``, ``%%writefile``, unknown ones) are left out
+whole. Candidate lines are found by shape, then kept masked only where Python's
+tokenizer sees the placeholder alone on a logical line (so a ``%d`` inside a
+triple-quoted string, or a ``!`` inside brackets, stays Python).
+
+Writing. Not with ``nbformat.write``: it serialises the whole document its own
+way (indent 1, its key order, no ``\\u`` escapes, list sources, a final
+newline), so a notebook written by another tool or version would change
+everywhere, outputs included. Instead only the JSON values of the changed
+cells' ``"source"`` are replaced in the original text, in the layout that value
+had (a string stays a string; a list keeps its line breaks and indentation, and
+lines that did not change keep their exact JSON spelling; ``\\u`` escapes are
+used if the file used them); every other byte is kept, and the result is parsed
+again and must hold exactly the new sources. A notebook with nothing to change
+is never written. The file goes through the same atomic write as a ``.py``.
+
+Running (``verify``/``migrate --entry nb.ipynb``). ``runnable`` writes the
+code cells as one script (``# %% cell N`` between cells) for the harness:
+``%time``/``%%time``/``%%capture``/``%%prun`` bodies run, every other magic,
+shell escape and help line becomes ``pass`` and is named in a note; the script
+starts in the notebook's folder (as Jupyter does) with matplotlib's
+non-interactive backend, so ``%matplotlib`` and ``plt.show()`` are harmless.
+"""
+from __future__ import annotations
+
+import bisect
+import codecs
+import difflib
+import io
+import json
+import os
+import re
+import tokenize
+import warnings
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+
+from migrate.source import Source, SourceError, Unwritable
+
+SUFFIX = ".ipynb"
+MAX_BYTES = 64 * 1024 * 1024  # larger notebooks are refused: such a size is outputs (images), not code
+PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})  # their body is Python
+RUN_CELL_MAGICS = frozenset({"time", "capture", "prun"})  # `verify` runs their body (not timeit's N times)
+RUN_LINE_MAGICS = frozenset({"time"})  # `%time stmt`: `verify` runs the statement
+# IPython's line magics and default aliases: a one-line cell such as `ls -la` or `pip install x` calls one.
+AUTOMAGICS = frozenset("""
+    alias alias_magic autoawait autocall automagic autosave bookmark cat cd clear colors conda config connect_info
+    cp debug dhist dirs doctest_mode ed edit env gui hist history killbgscripts ldir less lf lk ll load load_ext
+    loadpy logoff logon logstart logstate logstop ls lsmagic lx macro magic man matplotlib mkdir more mv notebook
+    page pastebin pdb pdef pdoc pfile pinfo pinfo2 pip popd pprint precision prun psearch psource pushd pwd pycat
+    pylab qtconsole quickref recall rehashx reload_ext rep rerun reset reset_selective rm rmdir run save sc
+    set_env store sx system tb time timeit unalias unload_ext uv who who_ls whos xdel xmode""".split())
+
+_ESCAPED = re.compile(r"[ \t]*(?:[%!?/,;])")  # %magic, !shell, ?help, /autocall, ,autoquote, ;autoquote
+_HELP = re.compile(r"[ \t]*%{0,2}[\w.*]+\?{1,2}[ \t]*")  # obj?  obj.attr??  %magic?  np.*load*?
+_ASSIGNED = re.compile(r"[ \t]*[A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*[ \t]*=[ \t]*[!%]")  # x = !ls
+_AUTOMAGIC = re.compile(r"[ \t]*([A-Za-z_]\w*)(?:[ \t]+\S.*)?")
+_CELL_MAGIC = re.compile(r"[ \t]*%%([\w.]+)")
+_LINE_MAGIC = re.compile(r"([ \t]*)%([\w.]+)[ \t]?(.*)", re.S)
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+def is_notebook(path: Path) -> bool:
+    return path.suffix == SUFFIX
+
+
+def _lines(text: str) -> List[str]:
+    """Lines as Python counts them, each with its own line ending."""
+    return io.StringIO(text, newline="").readlines()
+
+
+def _ending(line: str) -> str:
+    match = _NEWLINE.search(line)
+    return match.group() if match else ""
+
+
+def _indent(line: str) -> str:
+    return line[:len(line) - len(line.lstrip(" \t"))]
+
+
+@dataclass(frozen=True)
+class Mask:
+    """One IPython line as the rules see it: ``placeholder`` at ``indent`` instead of ``line``."""
+
+    placeholder: str
+    indent: str
+    line: str  # the original line, without its line ending
+    continued: bool = False  # a backslash continuation of the line before
+
+
+@dataclass(frozen=True)
+class CodeCell:
+    number: int  # 1-based position among all cells (markdown and raw included), as in `cell N`
+    index: int  # position in the notebook's "cells" array
+    source: str  # as in the file (a list source joined)
+    header: str  # a cell magic line with its line ending ("%%time\n"), kept out of the module, or ""
+    masks: Tuple[Mask, ...]
+    start: int = 0  # the module line its first body line is on
+
+    @property
+    def body(self) -> str:
+        return self.source[len(self.header):]
+
+
+# -- masking IPython syntax ------------------------------------------------------
+def _candidates(lines: List[str]) -> List[List[int]]:
+    """Groups of line numbers (0-based) that look like IPython syntax: a line and its backslash continuations."""
+    code = [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    one_line = len(code) == 1
+    groups, row = [], 0
+    while row < len(lines):
+        text = lines[row].rstrip("\r\n")
+        automagic = one_line and text.strip() and _AUTOMAGIC.fullmatch(text)
+        if (_ESCAPED.match(text) or _HELP.fullmatch(text) or _ASSIGNED.match(text)
+                or (automagic and automagic.group(1) in AUTOMAGICS and not _compiles(text.strip()))):
+            group = [row]
+            while lines[group[-1]].rstrip("\r\n").endswith("\\") and group[-1] + 1 < len(lines):
+                group.append(group[-1] + 1)
+            groups.append(group)
+            row = group[-1] + 1
+        else:
+            row += 1
+    return groups
+
+
+def _compiles(text: str) -> bool:
+    try:
+        compile(text, "<cell>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _masked_lines(lines: List[str], groups: Sequence[List[int]], names: Sequence[List[str]]) -> List[str]:
+    """``lines`` with each group's lines replaced by its placeholders, all at the group's first line's
+    indentation (a continuation line's own indentation may not be a valid one)."""
+    masked = list(lines)
+    for group, group_names in zip(groups, names):
+        indent = _indent(lines[group[0]])
+        for row, name in zip(group, group_names):
+            masked[row] = f"{indent}{name}{_ending(lines[row])}"
+    return masked
+
+
+def _alone_on_a_line(text: str, names: set) -> Optional[set]:
+    """The ``names`` that Python's tokenizer sees as a whole logical line each; None if it cannot tokenize."""
+    alone, pending, at_start = set(), None, True
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type in (tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT):
+                continue
+            if token.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
+                if pending:
+                    alone.add(pending)
+                pending, at_start = None, True
+                continue
+            pending = token.string if at_start and token.type == tokenize.NAME and token.string in names else None
+            at_start = False
+    except (tokenize.TokenError, SyntaxError):  # IndentationError included: the parse reports it
+        return None
+    return alone
+
+
+def mask(body: str, namer: Iterator[str]) -> Tuple[str, Tuple[Mask, ...]]:
+    """``body`` with its IPython lines replaced by placeholders (names from ``namer``), and the masks.
+
+    Candidates found by shape stay masked only where the tokenizer sees their
+    placeholder alone on a logical line; dropping one can change how the rest
+    tokenizes, so this repeats until nothing more is dropped.
+    """
+    lines = _lines(body)
+    groups = _candidates(lines)
+    names = [[next(namer) for _ in group] for group in groups]
+    while groups:
+        alone = _alone_on_a_line("".join(_masked_lines(lines, groups, names)),
+                                 {name for group in names for name in group})
+        if alone is None:
+            break  # the cell does not tokenize: keep every candidate masked, the parse names the error
+        kept = [i for i, group in enumerate(names) if all(name in alone for name in group)]
+        if len(kept) == len(groups):
+            break
+        groups, names = [groups[i] for i in kept], [names[i] for i in kept]
+    if not groups:
+        return body, ()
+    masks = tuple(Mask(name, _indent(lines[group[0]]), lines[row].rstrip("\r\n"), continued=position > 0)
+                  for group, group_names in zip(groups, names)
+                  for position, (row, name) in enumerate(zip(group, group_names)))
+    return "".join(_masked_lines(lines, groups, names)), masks
+
+
+def _placeholders(prefix: str) -> Iterator[str]:
+    count = 0
+    while True:
+        yield f"{prefix}magic_{count}__"
+        count += 1
+
+
+# -- reading ----------------------------------------------------------------------
+def _load(path: Path, raw: bytes) -> Tuple[str, str, dict]:
+    """(encoding, JSON text, parsed notebook) of a valid nbformat-4 notebook; SourceError otherwise."""
+    encoding = "utf-8-sig" if raw.startswith(codecs.BOM_UTF8) else "utf-8"
+    try:
+        text = raw.decode(encoding)
+    except UnicodeDecodeError as error:
+        raise SourceError(path, f"a notebook is UTF-8 JSON; cannot decode: {error.reason}",
+                          *_position(raw, error.start)) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise SourceError(path, f"not a notebook: invalid JSON ({error.msg})", error.lineno, error.colno) from None
+    except RecursionError:
+        raise SourceError(path, "not a notebook: JSON nested too deeply") from None
+    if not isinstance(data, dict) or "nbformat" not in data:
+        raise SourceError(path, "not a notebook: JSON without an `nbformat` version")
+    import nbformat
+
+    try:
+        major, _ = nbformat.reader.get_version(data)
+    except (TypeError, ValueError, AttributeError):
+        raise SourceError(path, "not a notebook: `nbformat` is not a version number") from None
+    if major != 4:
+        raise SourceError(path, f"nbformat {major} notebook: only nbformat 4 is supported; convert it first "
+                          f"(`jupyter nbconvert --to notebook --nbformat 4 {path.name}`)")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # MissingIDFieldWarning and the like: read-only use, nothing to repair
+        try:
+            nbformat.validate(data)
+        except nbformat.ValidationError as error:
+            where = "/".join(str(part) for part in error.absolute_path) or "the top level"
+            message = str(error.message).splitlines()[0][:200]
+            raise SourceError(path, f"not a valid nbformat 4 notebook: {message} (at {where})") from None
+    return encoding, text, data
+
+
+def _position(raw: bytes, offset: int) -> Tuple[int, int]:
+    return raw.count(b"\n", 0, offset) + 1, offset - (raw.rfind(b"\n", 0, offset) + 1) + 1
+
+
+def _text(value) -> str:
+    return "".join(value) if isinstance(value, list) else value
+
+
+def _is_python(data: dict) -> bool:
+    metadata = data.get("metadata") or {}
+    language = (metadata.get("kernelspec") or {}).get("language") or (metadata.get("language_info") or {}).get("name")
+    return language is None or str(language).lower() in ("python", "python3", "ipython")
+
+
+def _prefix(data: dict) -> str:
+    """A name prefix for markers and placeholders that no cell uses."""
+    sources = "".join(_text(cell.get("source", "")) for cell in data["cells"])
+    prefix = "__nb_"
+    while prefix in sources:
+        prefix += "_"
+    return prefix
+
+
+@dataclass(frozen=True)
+class NotebookSource(Source):
+    """A notebook as a source file: ``text`` is its code cells joined into one masked module."""
+
+    json_text: str = ""
+    cells: Tuple[CodeCell, ...] = ()
+    left_out: Tuple[Tuple[int, str], ...] = ()  # (cell number, its cell magic line): cells not shown to the rules
+    prefix: str = "__nb_"
+
+    # -- positions
+    def _starts(self, text: Optional[str]) -> List[int]:
+        """The module line each cell's body starts on (in ``text``, a rewritten module, if given)."""
+        if text is None:
+            return [cell.start for cell in self.cells]
+        marker = re.compile(rf"^[ \t]*{re.escape(self.prefix)}cell_\d+__$", re.M)
+        return [1] + [len(_NEWLINE.findall(text, 0, match.start())) + 2 for match in marker.finditer(text)]
+
+    def locate(self, line: int, text: Optional[str] = None) -> Tuple[int, int]:
+        """(cell number, line in that cell) of a module line."""
+        if not self.cells:
+            return 1, line
+        starts = self._starts(text)
+        index = min(max(0, bisect.bisect_right(starts, line) - 1), len(self.cells) - 1)
+        cell = self.cells[index]
+        return cell.number, line - starts[index] + 1 + (1 if cell.header else 0)
+
+    def where(self, line: int, col: int, text: Optional[str] = None) -> str:
+        number, line = self.locate(line, text)
+        return f"cell {number}:{line}:{col}"
+
+    def localize(self, findings: list) -> list:
+        located = []
+        for finding in findings:
+            number, line = self.locate(finding.line)
+            end = self.locate(finding.end_line)[1] if finding.end_line else 0
+            located.append(replace(finding, cell=number, line=line, end_line=end))
+        return located
+
+    def localize_changes(self, changes: List[dict], text: str) -> List[dict]:
+        located = []
+        for change in changes:
+            number, line = self.locate(change["line"], text)
+            located.append(dict(change, cell=number, line=line, end_line=self.locate(change["end_line"], text)[1]))
+        return located
+
+    # -- back to cells
+    def pieces(self, text: str) -> List[str]:
+        """Each cell's part of a (rewritten) module, its IPython lines still masked; Unwritable if the
+        cell markers are not all there, in order, at the top level."""
+        marker = re.compile(rf"{re.escape(self.prefix)}cell_\d+__")
+        if re.search(rf"^[ \t]+{marker.pattern}$", text, re.M):
+            text = _split_withs(text, marker)
+        parts = re.split(rf"^{re.escape(self.prefix)}cell_(\d+)__\n", text, flags=re.M)
+        if [int(number) for number in parts[1::2]] != [cell.number for cell in self.cells[1:]]:
+            raise Unwritable(1, "a fix crossed a cell boundary, so the cells cannot be told apart after the "
+                                "rewrite; notebook left untouched")
+        return parts[0::2]
+
+    def sources(self, text: str) -> Dict[int, str]:
+        """The new source of every code cell shown to the rules (index in "cells" -> text)."""
+        sources = {}
+        for cell, piece, start in zip(self.cells, self.pieces(text), self._starts(text)):
+            body = _unmask(piece, cell, start)
+            if not cell.body.endswith(("\n", "\r")) and body.endswith("\n"):
+                body = body[:-1]  # the newline the join added
+            sources[cell.index] = cell.header + body
+        return sources
+
+    def encode(self, text: str) -> bytes:
+        """The notebook's new bytes: changed cells checked on their own, then spliced into the JSON."""
+        sources = self.sources(text)
+        changed = {}
+        for cell, start in zip(self.cells, self._starts(text)):
+            if sources[cell.index] != cell.source:
+                _check_parses(cell, sources[cell.index], self.prefix, start)
+                changed[cell.index] = sources[cell.index]
+        return splice(self.json_text, changed).encode(self.encoding)
+
+    def diff(self, shown: Path, text: str) -> bytes:
+        return cell_diff(shown, {cell.index: cell.source for cell in self.cells}, self.sources(text),
+                         {cell.index: cell.number for cell in self.cells}).encode("utf-8")
+
+
+def _split_withs(text: str, marker: "re.Pattern") -> str:
+    """``text`` with each top-level ``with`` block that holds cell markers split at them.
+
+    A fix may wrap a run of top-level statements in ``with torch.no_grad():``
+    (TM102's module-level inference region); in a notebook that run can span
+    cells, but a block cannot. Entering the same context again in the next cell
+    is what a person would write, and is the same for ``no_grad`` (a notebook
+    never had a ``with`` across cells, so every such block was made by a fix).
+    """
+    import libcst as cst
+
+    def is_marker(statement) -> bool:
+        return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+                and isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.Name)
+                and marker.fullmatch(statement.body[0].value.value) is not None)
+
+    module = cst.parse_module(text)
+    body = []
+    for statement in module.body:
+        if not (isinstance(statement, cst.With) and isinstance(statement.body, cst.IndentedBlock)
+                and any(is_marker(inner) for inner in statement.body.body)):
+            body.append(statement)
+            continue
+        segment, leading = [], statement.leading_lines
+        for inner in [*statement.body.body, None]:
+            if inner is not None and not is_marker(inner):
+                segment.append(inner)
+                continue
+            if segment:
+                body.append(statement.with_changes(leading_lines=leading,
+                                                   body=statement.body.with_changes(body=segment)))
+            if inner is not None:
+                body.append(inner)
+            segment, leading = [], ()
+    return module.with_changes(body=body).code
+
+
+def _unmask(piece: str, cell: CodeCell, start: int) -> str:
+    for item in cell.masks:
+        found = list(re.finditer(rf"^([ \t]*){re.escape(item.placeholder)}$", piece, re.M))
+        if len(found) != 1:
+            raise Unwritable(start, f"a fix moved or removed the IPython line `{item.line.strip()}` "
+                                    f"(cell {cell.number}); notebook left untouched")
+        match = found[0]
+        piece = piece[:match.start()] + _reindent(item, match.group(1), cell, start) + piece[match.end():]
+    return piece
+
+
+def _reindent(item: Mask, indent: str, cell: CodeCell, start: int) -> str:
+    """The masked line, moved by as much as a fix moved its placeholder."""
+    if indent == item.indent:
+        return item.line
+    if indent.startswith(item.indent):
+        return indent[len(item.indent):] + item.line
+    removed = item.indent[len(indent):] if item.indent.startswith(indent) else None
+    if removed is None or not item.line.startswith(removed):
+        raise Unwritable(start, f"a fix re-indented the IPython line `{item.line.strip()}` (cell {cell.number}) "
+                                f"in a way that cannot be repeated; notebook left untouched")
+    return item.line[len(removed):]
+
+
+def _check_parses(cell: CodeCell, source: str, prefix: str, start: int) -> None:
+    """The per-cell guard: a changed cell, its IPython lines masked again, must parse on its own."""
+    import ast
+
+    masked, _ = mask(source[len(cell.header):], _placeholders(prefix))
+    try:
+        ast.parse(masked)
+    except SyntaxError as error:
+        raise Unwritable(start + max(0, (error.lineno or 1) - 1),
+                         f"cell {cell.number} would not parse after the rewrite ({error.msg}); notebook left "
+                         f"untouched") from None
+
+
+def read_notebook(path: Path, raw: bytes) -> NotebookSource:
+    """A notebook ready for the rules; SourceError if it is not a readable nbformat-4 notebook."""
+    if len(raw) > MAX_BYTES:
+        raise SourceError(path, f"notebook is {len(raw) / 2**20:.0f} MiB, over the {MAX_BYTES // 2**20} MiB limit "
+                                f"(outputs?); clear its outputs first (`jupyter nbconvert --clear-output --inplace "
+                                f"{path.name}`)")
+    encoding, json_text, data = _load(path, raw)
+    prefix = _prefix(data)
+    namer = _placeholders(prefix)
+    cells, left_out, parts, line = [], [], [], 1
+    for index, cell in enumerate(data["cells"] if _is_python(data) else ()):
+        if cell["cell_type"] != "code":
+            continue
+        source = _text(cell["source"])
+        first = _lines(source)[0] if source else ""
+        magic = _CELL_MAGIC.match(first)
+        header = first if magic else ""
+        if magic and magic.group(1) not in PYTHON_CELL_MAGICS:
+            left_out.append((index + 1, first.rstrip("\r\n")))
+            continue
+        body, masks = mask(source[len(header):], namer)
+        if parts:
+            parts.append(f"{prefix}cell_{index + 1}__\n")
+            line += 1
+        cells.append(CodeCell(index + 1, index, source, header, masks, line))
+        if body and not body.endswith(("\n", "\r")):
+            body += "\n"
+        parts.append(body)
+        line += len(_lines(body))
+    return NotebookSource(path, raw, encoding, "".join(parts), json_text=json_text, cells=tuple(cells),
+                          left_out=tuple(left_out), prefix=prefix)
+
+
+# -- writing only what changed -------------------------------------------------------
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _source_spans(text: str) -> Dict[int, Tuple[int, int]]:
+    """Where each cell's "source" value lies in the JSON text: cell index -> (start, end) offsets.
+
+    The stdlib's decoder reads every value; this walk only steps over the
+    delimiters of the top-level object, the "cells" array and each cell object
+    (the text is known to be valid JSON).
+    """
+    decoder = json.JSONDecoder()
+    spans: Dict[int, Tuple[int, int]] = {}
+
+    def skip(pos: int) -> int:
+        return _WHITESPACE.match(text, pos).end()
+
+    def walk_object(pos: int, on_member) -> int:
+        """Call ``on_member(key, value offset)`` (which returns the value's end) for each member of the
+        object at ``pos``; return the offset after it."""
+        pos = skip(pos + 1)
+        while text[pos] != "}":
+            key, pos = json.decoder.scanstring(text, pos + 1)
+            pos = skip(on_member(key, skip(skip(pos) + 1)))
+            if text[pos] == ",":
+                pos = skip(pos + 1)
+        return pos + 1
+
+    def value_end(pos: int) -> int:
+        return decoder.raw_decode(text, pos)[1]
+
+    def top_member(key: str, pos: int) -> int:
+        if key != "cells":
+            return value_end(pos)
+        pos, index = skip(pos + 1), 0
+        while text[pos] != "]":
+            pos = skip(walk_object(pos, lambda name, at, index=index: cell_member(index, name, at)))
+            index += 1
+            if text[pos] == ",":
+                pos = skip(pos + 1)
+        return pos + 1
+
+    def cell_member(index: int, key: str, pos: int) -> int:
+        end = value_end(pos)
+        if key == "source":
+            spans[index] = (pos, end)
+        return end
+
+    walk_object(skip(0), top_member)
+    return spans
+
+
+def _uses_escapes(raw: str) -> bool:
+    """Whether JSON text spells non-ASCII characters as ``\\uXXXX`` (Python's json.dump default) rather than as
+    themselves (nbformat's); judged by the first non-ASCII character or escape found."""
+    escape = re.search(r"\\u(?:00[89a-fA-F]|0[1-9a-fA-F]|[1-9a-fA-F])[0-9a-fA-F]{2}", raw)
+    literal = re.search(r"[^\x00-\x7f]", raw)
+    if escape and literal:
+        return escape.start() < literal.start()
+    return bool(escape)
+
+
+def _render(old_raw: str, old_value, new: str, file_escapes: bool) -> str:
+    """``new`` as a JSON value laid out like ``old_raw`` (the cell's old source value)."""
+    escapes = _uses_escapes(old_raw) if re.search(r"[^\x00-\x7f]|\\u", old_raw) else file_escapes
+    dump = lambda value: json.dumps(value, ensure_ascii=escapes)  # noqa: E731
+    if isinstance(old_value, str):
+        return dump(new)
+    lines = new.splitlines(True)  # nbformat's own split
+    if not lines:
+        return "[]"
+    decoder = json.JSONDecoder()
+    spelled: Dict[str, str] = {}  # unchanged lines keep their spelling
+    pos, seps = _WHITESPACE.match(old_raw, 1).end(), []
+    seps.append(old_raw[1:pos])
+    for element in old_value:
+        element_value, end = decoder.raw_decode(old_raw, pos)
+        spelled.setdefault(element_value, old_raw[pos:end])
+        pos = _WHITESPACE.match(old_raw, end).end()
+        if old_raw[pos] == ",":
+            after = _WHITESPACE.match(old_raw, pos + 1).end()
+            seps.append(old_raw[end:after])
+            pos = after
+        else:
+            seps.append(old_raw[end:pos])
+    if len(seps) >= 3:
+        opening, between, closing = seps[0], seps[1], seps[-1]
+    elif len(seps) == 2:
+        opening, closing = seps
+        between = "," + (opening if "\n" in opening else " " if opening else "")
+    else:
+        opening = closing = ""
+        between = ", "
+    return "[" + opening + between.join(spelled.get(line) or dump(line) for line in lines) + closing + "]"
+
+
+def _layout_for_empty(text: str, start: int) -> Tuple[str, str, str]:
+    """(opening, between, closing) separators for a source list that was ``[]``: the file's indentation."""
+    line_start = text.rfind("\n", 0, start) + 1
+    key_indent = _indent(text[line_start:start])
+    newline = "\r\n" if text[:line_start].endswith("\r\n") else "\n"
+    unit = re.search(r"\n([ \t]+)\S", text)
+    if not unit or "\n" not in text[:start]:
+        return "", ", ", ""
+    inner = newline + key_indent + unit.group(1)
+    return inner, "," + inner, newline + key_indent
+
+
+def splice(json_text: str, changed: Dict[int, str]) -> str:
+    """``json_text`` with the "source" of the cells in ``changed`` (index -> new source) replaced; every
+    other character kept. Raises Unwritable if the result does not read back as intended."""
+    if not changed:
+        return json_text
+    spans = _source_spans(json_text)
+    file_escapes = _uses_escapes(json_text)
+    decoder = json.JSONDecoder()
+    out, last = [], 0
+    for index in sorted(changed):
+        start, end = spans[index]
+        raw = json_text[start:end]
+        value = decoder.decode(raw)
+        if isinstance(value, list) and not value and changed[index]:
+            opening, between, closing = _layout_for_empty(json_text, start)
+            escape = file_escapes
+            rendered = "[" + opening + between.join(json.dumps(line, ensure_ascii=escape)
+                                                    for line in changed[index].splitlines(True)) + closing + "]"
+        else:
+            rendered = _render(raw, value, changed[index], file_escapes)
+        out += [json_text[last:start], rendered]
+        last = end
+    out.append(json_text[last:])
+    new_text = "".join(out)
+    cells = json.loads(new_text)["cells"]
+    for index, cell in enumerate(cells):
+        if index in changed and _text(cell["source"]) != changed[index]:
+            raise Unwritable(1, f"internal error: cell {index + 1}'s source did not read back as written; "
+                                f"notebook left untouched", internal=True)
+    return new_text
+
+
+# -- showing what changed -----------------------------------------------------------
+def cell_diff(shown: Path, old: Dict[int, str], new: Dict[int, str], numbers: Dict[int, int]) -> str:
+    """A unified diff of each changed cell's source, the cell named in the file and hunk headers.
+
+    Not a patch of the file (that would be a diff of JSON): the first line says so, and how to apply it.
+    """
+    name = shown.as_posix()
+    prefixes = ("", "") if shown.is_absolute() else ("a/", "b/")
+    out = [f"# {name}: a notebook; this is a per-cell diff of its code, not a patch: to apply it, run the same "
+           f"command without --diff\n"]
+    for index in sorted(old):
+        if new.get(index, old[index]) == old[index]:
+            continue
+        label = f"cell {numbers[index]}"
+        for line in difflib.unified_diff(_with_ends(old[index]), _with_ends(new[index]),
+                                         f"{prefixes[0]}{name}:{label}", f"{prefixes[1]}{name}:{label}"):
+            out.append(line.rstrip("\n") + f" {label}\n" if line.startswith("@@") else line)
+    return "".join(out) if len(out) > 1 else ""
+
+
+def _with_ends(text: str) -> List[str]:
+    lines = text.splitlines(True)
+    if lines and not lines[-1].endswith(("\n", "\r")):
+        lines[-1] += "\n"
+    return lines
+
+
+def diff_files(old: Path, new: Path, shown: Path) -> str:
+    """``cell_diff`` of two versions of a notebook on disk (for ``migrate --diff``)."""
+    before, after = (read_notebook(path, path.read_bytes()) for path in (old, new))
+    new_sources = {cell.index: cell.source for cell in after.cells}
+    return cell_diff(shown, {cell.index: cell.source for cell in before.cells}, new_sources,
+                     {cell.index: cell.number for cell in before.cells})
+
+
+# -- running a notebook as a script ---------------------------------------------------
+PROLOGUE = (
+    "import os as __nb_os; __nb_os.chdir(__nb_os.path.dirname(__nb_os.path.abspath(__file__))); "
+    "__nb_os.environ.setdefault('MPLBACKEND', 'Agg'); del __nb_os  # Jupyter's folder, no plot windows\n"
+    "try:\n    from IPython.display import display\nexcept ImportError:\n    display = print  # IPython's builtin\n"
+)
+
+
+def script(notebook: NotebookSource) -> Tuple[str, List[str]]:
+    """The notebook's code cells as one script, and what of them it does not run (IPython lines, cells)."""
+    import ast
+
+    try:
+        bound = {node.id for node in ast.walk(ast.parse(notebook.text))
+                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    except SyntaxError:
+        bound = set()
+    skipped: List[str] = []
+    parts = {number: f"# %% cell {number}: {header} (not run)\n" for number, header in notebook.left_out}
+    for cell, piece in zip(notebook.cells, notebook.pieces(notebook.text)):
+        magic = _CELL_MAGIC.match(cell.header)
+        if magic and magic.group(1) not in RUN_CELL_MAGICS:
+            parts[cell.number] = f"# %% cell {cell.number}: {cell.header.strip()} (not run)\n"
+            continue
+        lines = _lines(piece)
+        by_placeholder = {item.placeholder: item for item in cell.masks}
+        code = [row for row, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")]
+        for row, line in enumerate(lines):
+            item = by_placeholder.get(line.strip())
+            if item is not None:
+                lines[row] = item.indent + _runnable_line(item, skipped, cell.number) + _ending(line)
+            elif len(code) == 1 and row == code[0] and line.strip() in AUTOMAGICS and line.strip() not in bound:
+                lines[row] = _indent(line) + "pass" + _ending(line)  # a bare automagic: `pwd`, `whos`
+                skipped.append(f"cell {cell.number} `{line.strip()}`")
+        text = "".join(lines)
+        parts[cell.number] = f"# %% cell {cell.number}\n{text}" + ("" if not text or text.endswith("\n") else "\n")
+    skipped[:0] = [f"cell {number} ({header})" for number, header in notebook.left_out]
+    skipped += [f"cell {cell.number} ({cell.header.strip()})" for cell in notebook.cells
+                if cell.header and _CELL_MAGIC.match(cell.header).group(1) not in RUN_CELL_MAGICS]
+    return PROLOGUE + "".join(parts[number] for number in sorted(parts)), skipped
+
+
+def _runnable_line(item: Mask, skipped: List[str], number: int) -> str:
+    """What the script runs for one IPython line: `%time`'s statement, else nothing (noted)."""
+    magic = _LINE_MAGIC.fullmatch(item.line)
+    if magic and magic.group(2) in RUN_LINE_MAGICS and magic.group(3).strip() and not item.line.endswith("\\") \
+            and not item.continued:
+        return magic.group(3).strip()
+    if not item.continued:
+        skipped.append(f"cell {number} `{item.line.strip()}`")
+    return "pass"
+
+
+def runnable(path: Path, directory: Path) -> Tuple[Path, str]:
+    """The harness's entry for ``path``: a ``.py`` as it is; a notebook as its script, written into
+    ``directory`` (beside the notebook's mirrored copy), with a note on what does not run.
+
+    A notebook that cannot be read becomes a script that fails with the reason, so the run reports it.
+    """
+    if not is_notebook(path):
+        return path, ""
+    target = directory / f"{path.name}.py"
+    try:
+        text, skipped = script(read_notebook(path, path.read_bytes()))
+    except (SourceError, OSError) as error:
+        target.write_text(f"raise SystemExit({str(error)!r})\n", encoding="utf-8")
+        return target, f"notebook: {error}"
+    target.write_text(text, encoding="utf-8")
+    shown = ", ".join(skipped[:6]) + (f" and {len(skipped) - 6} more" if len(skipped) > 6 else "")
+    return target, "notebook run as a script of its code cells" + (f"; not run: {shown}" if skipped else "")
