@@ -48,6 +48,7 @@ import codecs
 import difflib
 import io
 import json
+import keyword
 import os
 import re
 import tokenize
@@ -79,6 +80,7 @@ _AUTOMAGIC = re.compile(r"[ \t]*([A-Za-z_]\w*)(?:[ \t]+\S.*)?")
 _CELL_MAGIC = re.compile(r"[ \t]*%%([\w.]+)")
 _LINE_MAGIC = re.compile(r"([ \t]*)%([\w.]+)[ \t]?(.*)", re.S)
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+_IDENTIFIER = re.compile(r"(?<![.\w])[^\W\d]\w*")
 
 
 def is_notebook(path: Path) -> bool:
@@ -101,12 +103,23 @@ def _indent(line: str) -> str:
 
 @dataclass(frozen=True)
 class Mask:
-    """One IPython line as the rules see it: ``placeholder`` at ``indent`` instead of ``line``."""
+    """One IPython line as the rules see it: ``statement`` at ``indent`` instead of ``line``."""
 
-    placeholder: str
+    statement: str  # the placeholder name, called with the names the line mentions: `__nb_magic_3__(x, Variable)`
     indent: str
     line: str  # the original line, without its line ending
+    row: int  # 0-based, in the cell's body
     continued: bool = False  # a backslash continuation of the line before
+
+    @property
+    def placeholder(self) -> str:
+        return self.statement.partition("(")[0]
+
+    def column(self, col: int) -> int:
+        """The column (1-based) in ``line`` of what is at ``col`` of the masked line: a name it mentions."""
+        name = _IDENTIFIER.match(self.indent + self.statement, col - 1)
+        found = name and re.search(rf"(?<![.\w]){re.escape(name.group())}(?!\w)", self.line)
+        return found.start() + 1 if found else len(self.indent) + 1
 
 
 @dataclass(frozen=True)
@@ -163,6 +176,14 @@ def _masked_lines(lines: List[str], groups: Sequence[List[int]], names: Sequence
     return masked
 
 
+def _mentioned(line: str) -> List[str]:
+    """The names a masked line mentions (not after a dot, not keywords), in order: the placeholder passes them
+    on, so the analyses see them used (an import a magic needs is not removed as unused, a tensor an
+    optimizer built in `%time` gets is not taken for unused)."""
+    names = (match.group() for match in _IDENTIFIER.finditer(line))
+    return list(dict.fromkeys(name for name in names if not keyword.iskeyword(name) and name.isidentifier()))
+
+
 def _alone_on_a_line(text: str, names: set) -> Optional[set]:
     """The ``names`` that Python's tokenizer sees as a whole logical line each; None if it cannot tokenize."""
     alone, pending, at_start = set(), None, True
@@ -203,10 +224,16 @@ def mask(body: str, namer: Iterator[str]) -> Tuple[str, Tuple[Mask, ...]]:
         groups, names = [groups[i] for i in kept], [names[i] for i in kept]
     if not groups:
         return body, ()
-    masks = tuple(Mask(name, _indent(lines[group[0]]), lines[row].rstrip("\r\n"), continued=position > 0)
-                  for group, group_names in zip(groups, names)
-                  for position, (row, name) in enumerate(zip(group, group_names)))
-    return "".join(_masked_lines(lines, groups, names)), masks
+    masks = []
+    for group, group_names in zip(groups, names):
+        indent = _indent(lines[group[0]])
+        for position, (row, name) in enumerate(zip(group, group_names)):
+            line = lines[row].rstrip("\r\n")
+            mentioned = _mentioned(line[len(indent):] if position == 0 else line)
+            statement = f"{name}({', '.join(mentioned)})" if mentioned else name
+            masks.append(Mask(statement, indent, line, row, continued=position > 0))
+            lines[row] = f"{indent}{statement}{_ending(lines[row])}"
+    return "".join(lines), tuple(masks)
 
 
 def _placeholders(prefix: str) -> Iterator[str]:
@@ -307,11 +334,14 @@ class NotebookSource(Source):
         return f"cell {number}:{line}:{col}"
 
     def localize(self, findings: list) -> list:
+        """Findings at cell positions; on a masked IPython line, the column of the name in the real line."""
+        masked = {(cell.start + item.row): item for cell in self.cells for item in cell.masks}
         located = []
         for finding in findings:
             number, line = self.locate(finding.line)
             end = self.locate(finding.end_line)[1] if finding.end_line else 0
-            located.append(replace(finding, cell=number, line=line, end_line=end))
+            col = masked[finding.line].column(finding.col) if finding.line in masked else finding.col
+            located.append(replace(finding, cell=number, line=line, end_line=end, col=col))
         return located
 
     def localize_changes(self, changes: List[dict], text: str) -> List[dict]:
@@ -398,7 +428,7 @@ def _split_withs(text: str, marker: "re.Pattern") -> str:
 
 def _unmask(piece: str, cell: CodeCell, start: int) -> str:
     for item in cell.masks:
-        found = list(re.finditer(rf"^([ \t]*){re.escape(item.placeholder)}$", piece, re.M))
+        found = list(re.finditer(rf"^([ \t]*){re.escape(item.statement)}$", piece, re.M))
         if len(found) != 1:
             raise Unwritable(start, f"a fix moved or removed the IPython line `{item.line.strip()}` "
                                     f"(cell {cell.number}); notebook left untouched")
@@ -642,72 +672,93 @@ def diff_files(old: Path, new: Path, shown: Path) -> str:
 
 
 # -- running a notebook as a script ---------------------------------------------------
-PROLOGUE = (
-    "import os as __nb_os; __nb_os.chdir(__nb_os.path.dirname(__nb_os.path.abspath(__file__))); "
-    "__nb_os.environ.setdefault('MPLBACKEND', 'Agg'); del __nb_os  # Jupyter's folder, no plot windows\n"
+_PROLOGUE = (  # Python 3.5 syntax: an --old-python may run it
+    "import os as __nb_os, sys as __nb_sys; __nb_os.chdir({folder!r}); __nb_sys.path[0] = {folder!r}; "
+    "__nb_os.environ.setdefault('MPLBACKEND', 'Agg'); del __nb_os, __nb_sys  # as in Jupyter; no plot windows\n"
     "try:\n    from IPython.display import display\nexcept ImportError:\n    display = print  # IPython's builtin\n"
 )
 
 
-def script(notebook: NotebookSource) -> Tuple[str, List[str]]:
-    """The notebook's code cells as one script, and what of them it does not run (IPython lines, cells)."""
+def _bound_names(text: str) -> set:
+    """Names the code binds anywhere (assigned, imported, defined): a bare `pwd` line is an automagic only
+    if the notebook has no variable of that name."""
     import ast
 
     try:
-        bound = {node.id for node in ast.walk(ast.parse(notebook.text))
-                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+        tree = ast.parse(text)
     except SyntaxError:
-        bound = set()
-    skipped: List[str] = []
+        return set()
+    bound = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+    return bound
+
+
+def script(notebook: NotebookSource) -> Tuple[str, List[str]]:
+    """The notebook's code cells as one script, and what of them it does not run (IPython lines, cells)."""
+    bound = _bound_names(notebook.text)
+    skipped: List[Tuple[int, str]] = [(number, f"({header})") for number, header in notebook.left_out]
     parts = {number: f"# %% cell {number}: {header} (not run)\n" for number, header in notebook.left_out}
     for cell, piece in zip(notebook.cells, notebook.pieces(notebook.text)):
         magic = _CELL_MAGIC.match(cell.header)
         if magic and magic.group(1) not in RUN_CELL_MAGICS:
+            skipped.append((cell.number, f"({cell.header.strip()})"))
             parts[cell.number] = f"# %% cell {cell.number}: {cell.header.strip()} (not run)\n"
             continue
         lines = _lines(piece)
-        by_placeholder = {item.placeholder: item for item in cell.masks}
+        by_placeholder = {item.statement: item for item in cell.masks}
         code = [row for row, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")]
         for row, line in enumerate(lines):
             item = by_placeholder.get(line.strip())
             if item is not None:
-                lines[row] = item.indent + _runnable_line(item, skipped, cell.number) + _ending(line)
-            elif len(code) == 1 and row == code[0] and line.strip() in AUTOMAGICS and line.strip() not in bound:
-                lines[row] = _indent(line) + "pass" + _ending(line)  # a bare automagic: `pwd`, `whos`
-                skipped.append(f"cell {cell.number} `{line.strip()}`")
+                run = _runnable_line(item)
+                if run is None and not item.continued:
+                    skipped.append((cell.number, f"`{item.line.strip()}`"))
+                lines[row] = item.indent + (run or "pass") + _ending(line)
+            elif code == [row] and line.strip() in AUTOMAGICS and line.strip() not in bound:
+                skipped.append((cell.number, f"`{line.strip()}`"))  # a bare automagic: `pwd`, `whos`
+                lines[row] = _indent(line) + "pass" + _ending(line)
         text = "".join(lines)
         parts[cell.number] = f"# %% cell {cell.number}\n{text}" + ("" if not text or text.endswith("\n") else "\n")
-    skipped[:0] = [f"cell {number} ({header})" for number, header in notebook.left_out]
-    skipped += [f"cell {cell.number} ({cell.header.strip()})" for cell in notebook.cells
-                if cell.header and _CELL_MAGIC.match(cell.header).group(1) not in RUN_CELL_MAGICS]
-    return PROLOGUE + "".join(parts[number] for number in sorted(parts)), skipped
+    prologue = _PROLOGUE.format(folder=str(notebook.path.parent.absolute()))
+    return (prologue + "".join(parts[number] for number in sorted(parts)),
+            [f"cell {number} {what}" for number, what in sorted(skipped, key=lambda item: item[0])])
 
 
-def _runnable_line(item: Mask, skipped: List[str], number: int) -> str:
-    """What the script runs for one IPython line: `%time`'s statement, else nothing (noted)."""
+def _runnable_line(item: Mask) -> Optional[str]:
+    """The statement the script runs for one IPython line (`%time x = f()`: `x = f()`), or None."""
     magic = _LINE_MAGIC.fullmatch(item.line)
     if magic and magic.group(2) in RUN_LINE_MAGICS and magic.group(3).strip() and not item.line.endswith("\\") \
             and not item.continued:
         return magic.group(3).strip()
-    if not item.continued:
-        skipped.append(f"cell {number} `{item.line.strip()}`")
-    return "pass"
+    return None
 
 
-def runnable(path: Path, directory: Path) -> Tuple[Path, str]:
-    """The harness's entry for ``path``: a ``.py`` as it is; a notebook as its script, written into
-    ``directory`` (beside the notebook's mirrored copy), with a note on what does not run.
+def runnable(path: Path, mirror: Path, scratch: Path) -> Tuple[Path, str]:
+    """The harness's entry for ``path`` (in the run's ``mirror`` of the user's folder, or not): a ``.py``
+    as it is; a notebook as its script, with a note on what of it does not run.
 
-    A notebook that cannot be read becomes a script that fails with the reason, so the run reports it.
+    The script goes beside the notebook when that folder is really inside the
+    mirror (not a link back to the user's), else into ``scratch``; either way
+    it starts in the notebook's folder. A notebook that cannot be read becomes a
+    script that fails with the reason, so the run reports it.
     """
     if not is_notebook(path):
         return path, ""
-    target = directory / f"{path.name}.py"
+    beside = path.parent.resolve()
+    target = (path.parent if beside == mirror.resolve() or mirror.resolve() in beside.parents else scratch)
+    target = target / f"{path.name}.py"
     try:
         text, skipped = script(read_notebook(path, path.read_bytes()))
-    except (SourceError, OSError) as error:
-        target.write_text(f"raise SystemExit({str(error)!r})\n", encoding="utf-8")
-        return target, f"notebook: {error}"
+    except SourceError as error:
+        reason = f"{path.name}:{error.line}:{error.col}: {error.message}"
+        target.write_text(f"raise SystemExit({reason!r})\n", encoding="utf-8")
+        return target, f"notebook not readable: {reason}"
     target.write_text(text, encoding="utf-8")
     shown = ", ".join(skipped[:6]) + (f" and {len(skipped) - 6} more" if len(skipped) > 6 else "")
     return target, "notebook run as a script of its code cells" + (f"; not run: {shown}" if skipped else "")

@@ -31,6 +31,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from migrate.notebook import runnable
+
 BOOTSTRAP = Path(__file__).with_name("bootstrap.py")
 MARKER_VAR = "TORCH_MIGRATE_RUN"
 COPY_LIMIT = 8 * 1024 * 1024  # bytes; bigger files (datasets) are linked, not copied
@@ -251,6 +253,7 @@ def run_script(spec: RunSpec) -> RunOutcome:
         mirror_tree(source_dir, cwd, exclude=tmp_path)
         inside = source_dir in script.parents
         script_in_run = cwd / script.relative_to(source_dir) if inside else script
+        script_in_run, entry_note = runnable(script_in_run, cwd, tmp_path)  # hook: a notebook runs as a script
         record_path = tmp_path / "record.pkl"
         config = {
             "record": str(record_path), "seed": spec.seed, "device": spec.device, "compat": spec.compat,
@@ -283,6 +286,8 @@ def run_script(spec: RunSpec) -> RunOutcome:
         )
         _absorb(outcome, _read_records(record_path))
         outcome.status, outcome.reason = _classify(outcome, timed_out)
+        if entry_note:
+            outcome.reason += f" ({entry_note})"
     return outcome
 
 
