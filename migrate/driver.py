@@ -433,7 +433,8 @@ def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type
         return result
     result.changed = True
     result.changes = source.localize_changes(
-        _new_line_ranges(anchors, outcome.findings, len(_lines(source.text)), len(_lines(outcome.text))), outcome.text)
+        _new_line_ranges(anchors, outcome.findings, len(_lines(source.text)), len(_lines(outcome.text))), outcome.text,
+        outcome.findings)
     if options.mode == DIFF:
         result.patch = (source.diff(shown, outcome.text) if isinstance(source, NotebookSource)
                         else _patch(shown, source.raw, new_bytes))

@@ -19,9 +19,10 @@ other lines, and that no rule touches; it is restored byte for byte afterwards
 line (``%%time``) is kept out of the module; its body is Python for
 ``%%time``/``%%timeit``/``%%capture``/``%%prun``, while cells of any other cell
 magic (``%%bash``, ``%%html``, ``%%writefile``, unknown ones) are left out
-whole. Candidate lines are found by shape, then kept masked only where Python's
-tokenizer sees the placeholder alone on a logical line (so a ``%d`` inside a
-triple-quoted string, or a ``!`` inside brackets, stays Python).
+whole. A line is IPython syntax by its shape and only where it starts a logical
+line (a ``%d`` inside a triple-quoted string, or a ``!= 2`` continuing a
+bracket, stays Python). The placeholder passes on the names the line mentions
+(``__nb_magic_3__(y, Variable, x)``), so the analyses see them used.
 
 Writing. Not with ``nbformat.write``: it serialises the whole document its own
 way (indent 1, its key order, no ``\\u`` escapes, list sources, a final
@@ -45,17 +46,16 @@ from __future__ import annotations
 
 import bisect
 import codecs
+import functools
 import difflib
 import io
 import json
 import keyword
-import os
 import re
-import tokenize
 import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from migrate.source import Source, SourceError, Unwritable
 
@@ -76,7 +76,7 @@ AUTOMAGICS = frozenset("""
 _ESCAPED = re.compile(r"[ \t]*(?:[%!?/,;])")  # %magic, !shell, ?help, /autocall, ,autoquote, ;autoquote
 _HELP = re.compile(r"[ \t]*%{0,2}[\w.*]+\?{1,2}[ \t]*")  # obj?  obj.attr??  %magic?  np.*load*?
 _ASSIGNED = re.compile(r"[ \t]*[A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*[ \t]*=[ \t]*[!%]")  # x = !ls
-_AUTOMAGIC = re.compile(r"[ \t]*([A-Za-z_]\w*)(?:[ \t]+\S.*)?")
+_AUTOMAGIC = re.compile(r"([A-Za-z_]\w*)((?:[ \t(].*)?)")
 _CELL_MAGIC = re.compile(r"[ \t]*%%([\w.]+)")
 _LINE_MAGIC = re.compile(r"([ \t]*)%([\w.]+)[ \t]?(.*)", re.S)
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -137,22 +137,75 @@ class CodeCell:
 
 
 # -- masking IPython syntax ------------------------------------------------------
-def _candidates(lines: List[str]) -> List[List[int]]:
-    """Groups of line numbers (0-based) that look like IPython syntax: a line and its backslash continuations."""
-    code = [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
-    one_line = len(code) == 1
-    groups, row = [], 0
+class _Lexer:
+    """Just enough of Python's lexer to tell whether the next line starts a logical line: open brackets,
+    open strings (triple-quoted, or continued with a backslash) and backslash continuations."""
+
+    def __init__(self):
+        self.depth, self.quote, self.continued = 0, "", False
+
+    @property
+    def at_start(self) -> bool:
+        return not (self.depth or self.quote or self.continued)
+
+    def feed(self, text: str) -> None:
+        """Read one line (without its line ending)."""
+        position, comment = 0, False
+        while position < len(text):
+            char = text[position]
+            if self.quote:
+                if char == "\\":
+                    position += 2
+                    continue
+                if text.startswith(self.quote, position):
+                    position += len(self.quote)
+                    self.quote = ""
+                    continue
+            elif char == "#":
+                comment = True
+                break
+            elif char in "\"'":
+                self.quote = text[position:position + 3] if text[position:position + 3] in ('"""', "'''") else char
+                position += len(self.quote)
+                continue
+            elif char in "([{":
+                self.depth += 1
+            elif char in ")]}":
+                self.depth = max(0, self.depth - 1)
+            position += 1
+        backslash = text.endswith("\\") and not comment
+        if len(self.quote) == 1 and not backslash:
+            self.quote = ""  # an unterminated string: the parse reports it
+        self.continued = backslash and not self.quote
+
+
+def _automagic(lines: List[str], bound: Callable[[], Set[str]]) -> bool:
+    """Whether a cell is one automagic line (`ls -la`, `pip install x`, `pwd`): IPython calls a magic for a
+    one-line cell that starts with its name, unless a variable has that name or the line assigns to it."""
+    code = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    match = _AUTOMAGIC.fullmatch(code[0]) if len(code) == 1 else None
+    if not match or match.group(1) not in AUTOMAGICS or match.group(2).lstrip()[:1] in ("=", ","):
+        return False
+    return not _compiles(code[0]) or match.group(1) not in bound()
+
+
+def _candidates(lines: List[str], bound: Callable[[], Set[str]]) -> List[List[int]]:
+    """Groups of line numbers (0-based) of IPython syntax, each a line and its backslash continuations: lines
+    of that shape that start a logical line (a `%d` in a triple-quoted string, or a `!= 2` continuing a
+    bracket, is Python)."""
+    automagic = _automagic(lines, bound)
+    groups, row, lexer = [], 0, _Lexer()
     while row < len(lines):
         text = lines[row].rstrip("\r\n")
-        automagic = one_line and text.strip() and _AUTOMAGIC.fullmatch(text)
-        if (_ESCAPED.match(text) or _HELP.fullmatch(text) or _ASSIGNED.match(text)
-                or (automagic and automagic.group(1) in AUTOMAGICS and not _compiles(text.strip()))):
+        if lexer.at_start and (_ESCAPED.match(text) or _HELP.fullmatch(text) or _ASSIGNED.match(text) or (
+                automagic and text.strip() and not text.lstrip().startswith("#"))):
             group = [row]
             while lines[group[-1]].rstrip("\r\n").endswith("\\") and group[-1] + 1 < len(lines):
                 group.append(group[-1] + 1)
             groups.append(group)
             row = group[-1] + 1
         else:
+            lexer.feed(text)
             row += 1
     return groups
 
@@ -165,17 +218,6 @@ def _compiles(text: str) -> bool:
     return True
 
 
-def _masked_lines(lines: List[str], groups: Sequence[List[int]], names: Sequence[List[str]]) -> List[str]:
-    """``lines`` with each group's lines replaced by its placeholders, all at the group's first line's
-    indentation (a continuation line's own indentation may not be a valid one)."""
-    masked = list(lines)
-    for group, group_names in zip(groups, names):
-        indent = _indent(lines[group[0]])
-        for row, name in zip(group, group_names):
-            masked[row] = f"{indent}{name}{_ending(lines[row])}"
-    return masked
-
-
 def _mentioned(line: str) -> List[str]:
     """The names a masked line mentions (not after a dot, not keywords), in order: the placeholder passes them
     on, so the analyses see them used (an import a magic needs is not removed as unused, a tensor an
@@ -184,52 +226,18 @@ def _mentioned(line: str) -> List[str]:
     return list(dict.fromkeys(name for name in names if not keyword.iskeyword(name) and name.isidentifier()))
 
 
-def _alone_on_a_line(text: str, names: set) -> Optional[set]:
-    """The ``names`` that Python's tokenizer sees as a whole logical line each; None if it cannot tokenize."""
-    alone, pending, at_start = set(), None, True
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type in (tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT):
-                continue
-            if token.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
-                if pending:
-                    alone.add(pending)
-                pending, at_start = None, True
-                continue
-            pending = token.string if at_start and token.type == tokenize.NAME and token.string in names else None
-            at_start = False
-    except (tokenize.TokenError, SyntaxError):  # IndentationError included: the parse reports it
-        return None
-    return alone
-
-
-def mask(body: str, namer: Iterator[str]) -> Tuple[str, Tuple[Mask, ...]]:
-    """``body`` with its IPython lines replaced by placeholders (names from ``namer``), and the masks.
-
-    Candidates found by shape stay masked only where the tokenizer sees their
-    placeholder alone on a logical line; dropping one can change how the rest
-    tokenizes, so this repeats until nothing more is dropped.
-    """
+def mask(body: str, namer: Iterator[str], bound: Callable[[], Set[str]] = set) -> Tuple[str, Tuple[Mask, ...]]:
+    """``body`` with its IPython lines replaced by placeholder statements (names from ``namer``), and the
+    masks; ``bound`` gives the names the notebook binds (asked only for a one-line cell that might be an
+    automagic). A continuation line takes its first line's indentation (its own may not be a valid one)."""
     lines = _lines(body)
-    groups = _candidates(lines)
-    names = [[next(namer) for _ in group] for group in groups]
-    while groups:
-        alone = _alone_on_a_line("".join(_masked_lines(lines, groups, names)),
-                                 {name for group in names for name in group})
-        if alone is None:
-            break  # the cell does not tokenize: keep every candidate masked, the parse names the error
-        kept = [i for i, group in enumerate(names) if all(name in alone for name in group)]
-        if len(kept) == len(groups):
-            break
-        groups, names = [groups[i] for i in kept], [names[i] for i in kept]
-    if not groups:
-        return body, ()
     masks = []
-    for group, group_names in zip(groups, names):
+    for group in _candidates(lines, bound):
         indent = _indent(lines[group[0]])
-        for position, (row, name) in enumerate(zip(group, group_names)):
+        for position, row in enumerate(group):
             line = lines[row].rstrip("\r\n")
             mentioned = _mentioned(line[len(indent):] if position == 0 else line)
+            name = next(namer)
             statement = f"{name}({', '.join(mentioned)})" if mentioned else name
             masks.append(Mask(statement, indent, line, row, continued=position > 0))
             lines[row] = f"{indent}{statement}{_ending(lines[row])}"
@@ -344,11 +352,19 @@ class NotebookSource(Source):
             located.append(replace(finding, cell=number, line=line, end_line=end, col=col))
         return located
 
-    def localize_changes(self, changes: List[dict], text: str) -> List[dict]:
+    def localize_changes(self, changes: List[dict], text: str, findings: list) -> List[dict]:
+        """Change-map entries in the cell of the fix they come from (the applied ``findings``, in order): the
+        driver places them in the new text by the statements around them, which may be past a cell's end."""
+        starts = self._starts(text)
+        ends = [start - 2 for start in starts[1:]] + [len(_lines(text))]
+        numbers = [cell.number for cell in self.cells]
         located = []
-        for change in changes:
-            number, line = self.locate(change["line"], text)
-            located.append(dict(change, cell=number, line=line, end_line=self.locate(change["end_line"], text)[1]))
+        for change, finding in zip(changes, [finding for finding in findings if finding.applied]):
+            index = numbers.index(self.locate(finding.line)[0])
+            first = min(max(change["line"], starts[index]), ends[index])
+            last = min(max(change["end_line"], first), ends[index])
+            located.append(dict(change, cell=numbers[index], line=self.locate(first, text)[1],
+                                end_line=self.locate(last, text)[1]))
         return located
 
     # -- back to cells
@@ -361,7 +377,7 @@ class NotebookSource(Source):
         parts = re.split(rf"^{re.escape(self.prefix)}cell_(\d+)__\n", text, flags=re.M)
         if [int(number) for number in parts[1::2]] != [cell.number for cell in self.cells[1:]]:
             raise Unwritable(1, "a fix crossed a cell boundary, so the cells cannot be told apart after the "
-                                "rewrite; notebook left untouched")
+                                "rewrite")
         return parts[0::2]
 
     def sources(self, text: str) -> Dict[int, str]:
@@ -431,7 +447,7 @@ def _unmask(piece: str, cell: CodeCell, start: int) -> str:
         found = list(re.finditer(rf"^([ \t]*){re.escape(item.statement)}$", piece, re.M))
         if len(found) != 1:
             raise Unwritable(start, f"a fix moved or removed the IPython line `{item.line.strip()}` "
-                                    f"(cell {cell.number}); notebook left untouched")
+                                    f"(cell {cell.number})")
         match = found[0]
         piece = piece[:match.start()] + _reindent(item, match.group(1), cell, start) + piece[match.end():]
     return piece
@@ -446,7 +462,7 @@ def _reindent(item: Mask, indent: str, cell: CodeCell, start: int) -> str:
     removed = item.indent[len(indent):] if item.indent.startswith(indent) else None
     if removed is None or not item.line.startswith(removed):
         raise Unwritable(start, f"a fix re-indented the IPython line `{item.line.strip()}` (cell {cell.number}) "
-                                f"in a way that cannot be repeated; notebook left untouched")
+                                f"in a way that cannot be repeated")
     return item.line[len(removed):]
 
 
@@ -459,8 +475,27 @@ def _check_parses(cell: CodeCell, source: str, prefix: str, start: int) -> None:
         ast.parse(masked)
     except SyntaxError as error:
         raise Unwritable(start + max(0, (error.lineno or 1) - 1),
-                         f"cell {cell.number} would not parse after the rewrite ({error.msg}); notebook left "
-                         f"untouched") from None
+                         f"cell {cell.number} would not parse after the rewrite ({error.msg})", internal=True) from None
+
+
+def _bound_names(sources: Sequence[str]) -> Set[str]:
+    """Names the cells that parse as they are bind anywhere (assigned, imported, defined)."""
+    import ast
+
+    bound = set()
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                bound.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound.add(node.name)
+            elif isinstance(node, ast.alias):
+                bound.add((node.asname or node.name).split(".")[0])
+    return bound
 
 
 def read_notebook(path: Path, raw: bytes) -> NotebookSource:
@@ -472,18 +507,18 @@ def read_notebook(path: Path, raw: bytes) -> NotebookSource:
     encoding, json_text, data = _load(path, raw)
     prefix = _prefix(data)
     namer = _placeholders(prefix)
+    code = [(index, _text(cell["source"])) for index, cell in enumerate(data["cells"] if _is_python(data) else ())
+            if cell["cell_type"] == "code"]
+    bound = functools.lru_cache(maxsize=None)(lambda: _bound_names([source for _, source in code]))
     cells, left_out, parts, line = [], [], [], 1
-    for index, cell in enumerate(data["cells"] if _is_python(data) else ()):
-        if cell["cell_type"] != "code":
-            continue
-        source = _text(cell["source"])
+    for index, source in code:
         first = _lines(source)[0] if source else ""
         magic = _CELL_MAGIC.match(first)
         header = first if magic else ""
         if magic and magic.group(1) not in PYTHON_CELL_MAGICS:
             left_out.append((index + 1, first.rstrip("\r\n")))
             continue
-        body, masks = mask(source[len(header):], namer)
+        body, masks = mask(source[len(header):], namer, bound)
         if parts:
             parts.append(f"{prefix}cell_{index + 1}__\n")
             line += 1
@@ -631,8 +666,7 @@ def splice(json_text: str, changed: Dict[int, str]) -> str:
     cells = json.loads(new_text)["cells"]
     for index, cell in enumerate(cells):
         if index in changed and _text(cell["source"]) != changed[index]:
-            raise Unwritable(1, f"internal error: cell {index + 1}'s source did not read back as written; "
-                                f"notebook left untouched", internal=True)
+            raise Unwritable(1, f"cell {index + 1}'s source did not read back as written", internal=True)
     return new_text
 
 
@@ -679,29 +713,8 @@ _PROLOGUE = (  # Python 3.5 syntax: an --old-python may run it
 )
 
 
-def _bound_names(text: str) -> set:
-    """Names the code binds anywhere (assigned, imported, defined): a bare `pwd` line is an automagic only
-    if the notebook has no variable of that name."""
-    import ast
-
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return set()
-    bound = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            bound.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(node.name)
-        elif isinstance(node, ast.alias):
-            bound.add((node.asname or node.name).split(".")[0])
-    return bound
-
-
 def script(notebook: NotebookSource) -> Tuple[str, List[str]]:
     """The notebook's code cells as one script, and what of them it does not run (IPython lines, cells)."""
-    bound = _bound_names(notebook.text)
     skipped: List[Tuple[int, str]] = [(number, f"({header})") for number, header in notebook.left_out]
     parts = {number: f"# %% cell {number}: {header} (not run)\n" for number, header in notebook.left_out}
     for cell, piece in zip(notebook.cells, notebook.pieces(notebook.text)):
@@ -712,7 +725,6 @@ def script(notebook: NotebookSource) -> Tuple[str, List[str]]:
             continue
         lines = _lines(piece)
         by_placeholder = {item.statement: item for item in cell.masks}
-        code = [row for row, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")]
         for row, line in enumerate(lines):
             item = by_placeholder.get(line.strip())
             if item is not None:
@@ -720,9 +732,6 @@ def script(notebook: NotebookSource) -> Tuple[str, List[str]]:
                 if run is None and not item.continued:
                     skipped.append((cell.number, f"`{item.line.strip()}`"))
                 lines[row] = item.indent + (run or "pass") + _ending(line)
-            elif code == [row] and line.strip() in AUTOMAGICS and line.strip() not in bound:
-                skipped.append((cell.number, f"`{line.strip()}`"))  # a bare automagic: `pwd`, `whos`
-                lines[row] = _indent(line) + "pass" + _ending(line)
         text = "".join(lines)
         parts[cell.number] = f"# %% cell {cell.number}\n{text}" + ("" if not text or text.endswith("\n") else "\n")
     prologue = _PROLOGUE.format(folder=str(notebook.path.parent.absolute()))

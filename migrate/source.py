@@ -63,8 +63,9 @@ class Source:
         """Findings with positions as the user sees the file."""
         return findings
 
-    def localize_changes(self, changes: List[dict], text: str) -> List[dict]:
-        """Change-map entries (lines in the rewritten ``text``) with positions as the user sees the file."""
+    def localize_changes(self, changes: List[dict], text: str, findings: list) -> List[dict]:
+        """Change-map entries (lines in the rewritten ``text``, one per applied finding) with positions as the
+        user sees the file."""
         return changes
 
 
