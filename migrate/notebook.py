@@ -77,6 +77,7 @@ _ESCAPED = re.compile(r"[ \t]*(?:[%!?/,;])")  # %magic, !shell, ?help, /autocall
 _HELP = re.compile(r"[ \t]*%{0,2}[\w.*]+\?{1,2}[ \t]*")  # obj?  obj.attr??  %magic?  np.*load*?
 _ASSIGNED = re.compile(r"[ \t]*[A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*[ \t]*=[ \t]*[!%]")  # x = !ls
 _AUTOMAGIC = re.compile(r"([A-Za-z_]\w*)((?:[ \t(].*)?)")
+_FUTURE = re.compile(r"from[ \t]+__future__[ \t]+import\b")
 _CELL_MAGIC = re.compile(r"[ \t]*%%([\w.]+)")
 _LINE_MAGIC = re.compile(r"([ \t]*)%([\w.]+)[ \t]?(.*)", re.S)
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -190,18 +191,26 @@ def _automagic(lines: List[str], bound: Callable[[], Set[str]]) -> bool:
 
 
 def _candidates(lines: List[str], bound: Callable[[], Set[str]]) -> List[List[int]]:
-    """Groups of line numbers (0-based) of IPython syntax, each a line and its backslash continuations: lines
-    of that shape that start a logical line (a `%d` in a triple-quoted string, or a `!= 2` continuing a
-    bracket, is Python)."""
+    """Groups of line numbers (0-based) to mask, each a line and its continuation lines: IPython syntax that
+    starts a logical line (a `%d` in a triple-quoted string, or a `!= 2` continuing a bracket, is Python),
+    and `from __future__` imports (legal at the top of any cell, but not in the middle of one module; no rule
+    needs them: on Python 3 they change nothing a rule looks at)."""
     automagic = _automagic(lines, bound)
+    if not automagic and not any(_ESCAPED.match(line) or _HELP.fullmatch(line.rstrip("\r\n"))
+                                 or _ASSIGNED.match(line) or _FUTURE.match(line) for line in lines):
+        return []  # the usual cell: nothing to lex
     groups, row, lexer = [], 0, _Lexer()
     while row < len(lines):
         text = lines[row].rstrip("\r\n")
-        if lexer.at_start and (_ESCAPED.match(text) or _HELP.fullmatch(text) or _ASSIGNED.match(text) or (
+        future = _FUTURE.match(text)
+        if lexer.at_start and (future or _ESCAPED.match(text) or _HELP.fullmatch(text) or _ASSIGNED.match(text) or (
                 automagic and text.strip() and not text.lstrip().startswith("#"))):
-            group = [row]
-            while lines[group[-1]].rstrip("\r\n").endswith("\\") and group[-1] + 1 < len(lines):
+            group, statement = [row], _Lexer()  # an IPython line goes on after a backslash; an import, in brackets too
+            statement.feed(text)
+            while group[-1] + 1 < len(lines) and (lines[group[-1]].rstrip("\r\n").endswith("\\")
+                                                  or (future and statement.depth)):
                 group.append(group[-1] + 1)
+                statement.feed(lines[group[-1]].rstrip("\r\n"))
             groups.append(group)
             row = group[-1] + 1
         else:
@@ -326,45 +335,48 @@ class NotebookSource(Source):
         if text is None:
             return [cell.start for cell in self.cells]
         marker = re.compile(rf"^[ \t]*{re.escape(self.prefix)}cell_\d+__$", re.M)
-        return [1] + [len(_NEWLINE.findall(text, 0, match.start())) + 2 for match in marker.finditer(text)]
+        starts, line, position = [1], 1, 0
+        for match in marker.finditer(text):
+            line += len(_NEWLINE.findall(text, position, match.start()))
+            position = match.start()
+            starts.append(line + 1)
+        return starts
 
-    def locate(self, line: int, text: Optional[str] = None) -> Tuple[int, int]:
-        """(cell number, line in that cell) of a module line."""
-        if not self.cells:
-            return 1, line
-        starts = self._starts(text)
+    def _locate(self, line: int, starts: List[int]) -> Tuple[int, int]:
+        """(index in ``cells``, line in that cell) of a module line."""
         index = min(max(0, bisect.bisect_right(starts, line) - 1), len(self.cells) - 1)
-        cell = self.cells[index]
-        return cell.number, line - starts[index] + 1 + (1 if cell.header else 0)
+        return index, line - starts[index] + 1 + (1 if self.cells[index].header else 0)
 
     def where(self, line: int, col: int, text: Optional[str] = None) -> str:
-        number, line = self.locate(line, text)
-        return f"cell {number}:{line}:{col}"
+        if not self.cells:
+            return f"{line}:{col}"
+        index, line = self._locate(line, self._starts(text))
+        return f"cell {self.cells[index].number}:{line}:{col}"
 
     def localize(self, findings: list) -> list:
         """Findings at cell positions; on a masked IPython line, the column of the name in the real line."""
         masked = {(cell.start + item.row): item for cell in self.cells for item in cell.masks}
+        starts = self._starts(None)
         located = []
         for finding in findings:
-            number, line = self.locate(finding.line)
-            end = self.locate(finding.end_line)[1] if finding.end_line else 0
+            index, line = self._locate(finding.line, starts)
+            end = self._locate(finding.end_line, starts)[1] if finding.end_line else 0
             col = masked[finding.line].column(finding.col) if finding.line in masked else finding.col
-            located.append(replace(finding, cell=number, line=line, end_line=end, col=col))
+            located.append(replace(finding, cell=self.cells[index].number, line=line, end_line=end, col=col))
         return located
 
     def localize_changes(self, changes: List[dict], text: str, findings: list) -> List[dict]:
         """Change-map entries in the cell of the fix they come from (the applied ``findings``, in order): the
         driver places them in the new text by the statements around them, which may be past a cell's end."""
-        starts = self._starts(text)
+        old_starts, starts = self._starts(None), self._starts(text)
         ends = [start - 2 for start in starts[1:]] + [len(_lines(text))]
-        numbers = [cell.number for cell in self.cells]
         located = []
         for change, finding in zip(changes, [finding for finding in findings if finding.applied]):
-            index = numbers.index(self.locate(finding.line)[0])
+            index = self._locate(finding.line, old_starts)[0]
             first = min(max(change["line"], starts[index]), ends[index])
             last = min(max(change["end_line"], first), ends[index])
-            located.append(dict(change, cell=numbers[index], line=self.locate(first, text)[1],
-                                end_line=self.locate(last, text)[1]))
+            located.append(dict(change, cell=self.cells[index].number, line=self._locate(first, starts)[1],
+                                end_line=self._locate(last, starts)[1]))
         return located
 
     # -- back to cells
@@ -714,7 +726,11 @@ _PROLOGUE = (  # Python 3.5 syntax: an --old-python may run it
 
 
 def script(notebook: NotebookSource) -> Tuple[str, List[str]]:
-    """The notebook's code cells as one script, and what of them it does not run (IPython lines, cells)."""
+    """The notebook's code cells as one script, and what of them it does not run (IPython lines, cells).
+
+    ``from __future__`` imports move to the top, where a script needs them (IPython takes them in any cell).
+    """
+    future: List[str] = []
     skipped: List[Tuple[int, str]] = [(number, f"({header})") for number, header in notebook.left_out]
     parts = {number: f"# %% cell {number}: {header} (not run)\n" for number, header in notebook.left_out}
     for cell, piece in zip(notebook.cells, notebook.pieces(notebook.text)):
@@ -727,14 +743,20 @@ def script(notebook: NotebookSource) -> Tuple[str, List[str]]:
         by_placeholder = {item.statement: item for item in cell.masks}
         for row, line in enumerate(lines):
             item = by_placeholder.get(line.strip())
-            if item is not None:
-                run = _runnable_line(item)
-                if run is None and not item.continued:
-                    skipped.append((cell.number, f"`{item.line.strip()}`"))
-                lines[row] = item.indent + (run or "pass") + _ending(line)
+            if item is None:
+                continue
+            run = _runnable_line(item)
+            if run is None and not item.continued and not _FUTURE.match(item.line):
+                skipped.append((cell.number, f"`{item.line.strip()}`"))
+            lines[row] = item.indent + (run or "pass") + _ending(line)
+        in_future = False
+        for item in cell.masks:  # a future import and its continuation lines
+            in_future = bool(_FUTURE.match(item.line)) or (item.continued and in_future)
+            if in_future:
+                future.append(item.line + "\n")
         text = "".join(lines)
         parts[cell.number] = f"# %% cell {cell.number}\n{text}" + ("" if not text or text.endswith("\n") else "\n")
-    prologue = _PROLOGUE.format(folder=str(notebook.path.parent.absolute()))
+    prologue = "".join(future) + _PROLOGUE.format(folder=str(notebook.path.parent.absolute()))
     return (prologue + "".join(parts[number] for number in sorted(parts)),
             [f"cell {number} {what}" for number, what in sorted(skipped, key=lambda item: item[0])])
 

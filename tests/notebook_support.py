@@ -92,7 +92,8 @@ MNIST = [
          "    return (data - 0.1307) / 0.3081, target\n\n"
          "train_x, train_y = digits(256)\ntest_x, test_y = digits(128)", count=3),
     code("digits?", count=4),
-    code("class Net(nn.Module):\n    def __init__(self):\n        super(Net, self).__init__()\n"
+    code("from __future__ import (print_function,\n                        division)\n"
+         "class Net(nn.Module):\n    def __init__(self):\n        super(Net, self).__init__()\n"
          "        self.conv1 = nn.Conv2d(1, 10, kernel_size=5)\n        self.fc1 = nn.Linear(1440, 10)\n\n"
          "    def forward(self, x):\n        x = F.relu(F.max_pool2d(self.conv1(x), 2))\n"
          "        return F.log_softmax(self.fc1(x.view(-1, 1440)), dim=1)\n\n"

@@ -219,20 +219,22 @@ IPYTHON = [
     code("?Variable"),
     code("Variable??"),
     code("%pinfo Variable\n;print a b\n/print 1\n,print c d"),
+    code("from __future__ import (print_function,\n                        division)\nw = Variable(x)"),
 ]
 IPYTHON_MIGRATED = {
     1: "%%time\nfor i in range(2):\n    %time y = x.cuda(async=True)\n    z = x\n    !echo {i}\n"
        "    x?\n    %timeit -n1 Variable(x)\n    w = !ls \\\n        -la",
     2: "%%capture captured\nh = x\nh2 = x",
     6: 's = """\n%d items\n!important\n"""\nt = (1\n     != 2)\nu = [x\n     % 2]\nv = x',
+    12: "from __future__ import (print_function,\n                        division)\nw = x",
 }
 
 
 def test_ipython_syntax_survives_byte_for_byte_and_python_bodies_are_migrated(tmp_path):
     """Line magics keep their (un-migrated) payload and their indentation, `%%time`/`%%capture` bodies are
     migrated, `%%writefile`/`%%bash`/unknown cell magics are left whole, `%d`/`!`/`%` inside strings and
-    brackets are Python, automagics and help lines stay; `Variable` is still used by magic lines, so its
-    import stays."""
+    brackets are Python, automagics and help lines stay, a `from __future__` import in a later cell is fine;
+    `Variable` is still used by magic lines, so its import stays."""
     path = tmp_path / "magic.ipynb"
     path.write_bytes(notebook_bytes(IPYTHON))
     result = run("rewrite", "magic.ipynb", cwd=tmp_path)
