@@ -36,7 +36,8 @@ import codemods
 from codemods.finding import Finding
 from migrate.cache import Cache
 from migrate.notebook import NotebookSource
-from migrate.source import Source, SourceError, Unwritable, atomic_write, read_source, remove_stale_temps
+from migrate.source import (Source, SourceError, Unwritable, atomic_write, compiles, read_source,
+                            remove_stale_temps)
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -179,14 +180,6 @@ def _lines(text: str) -> List[str]:
 
 def _python() -> str:
     return f"Python {sys.version_info.major}.{sys.version_info.minor}"
-
-
-def _compiles(text: str) -> bool:
-    try:
-        compile(text, "<text>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError):
-        return False
-    return True
 
 
 def check_rewrite(old: str, new: str, findings: Sequence[Finding]) -> List[Anchor]:
@@ -384,7 +377,7 @@ def _inherited(source: Source, rules: Sequence[type]) -> bool:
 
     text_rules = [rule for rule in rules if issubclass(rule, TextRule)]
     baseline = _on_big_stack(run_rules, source.text, text_rules).text if text_rules else source.text
-    return not _compiles(source.text) and not _compiles(baseline)
+    return not compiles(source.text) and not compiles(baseline)
 
 
 def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type]) -> FileResult:

@@ -57,7 +57,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
-from migrate.source import Source, SourceError, Unwritable
+from migrate.source import Source, SourceError, Unwritable, byte_position, compiles
 
 SUFFIX = ".ipynb"
 MAX_BYTES = 64 * 1024 * 1024  # larger notebooks are refused: such a size is outputs (images), not code
@@ -187,7 +187,7 @@ def _automagic(lines: List[str], bound: Callable[[], Set[str]]) -> bool:
     match = _AUTOMAGIC.fullmatch(code[0]) if len(code) == 1 else None
     if not match or match.group(1) not in AUTOMAGICS or match.group(2).lstrip()[:1] in ("=", ","):
         return False
-    return not _compiles(code[0]) or match.group(1) not in bound()
+    return not compiles(code[0]) or match.group(1) not in bound()
 
 
 def _candidates(lines: List[str], bound: Callable[[], Set[str]]) -> List[List[int]]:
@@ -217,14 +217,6 @@ def _candidates(lines: List[str], bound: Callable[[], Set[str]]) -> List[List[in
             lexer.feed(text)
             row += 1
     return groups
-
-
-def _compiles(text: str) -> bool:
-    try:
-        compile(text, "<cell>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError):
-        return False
-    return True
 
 
 def _mentioned(line: str) -> List[str]:
@@ -268,7 +260,7 @@ def _load(path: Path, raw: bytes) -> Tuple[str, str, dict]:
         text = raw.decode(encoding)
     except UnicodeDecodeError as error:
         raise SourceError(path, f"a notebook is UTF-8 JSON; cannot decode: {error.reason}",
-                          *_position(raw, error.start)) from None
+                          *byte_position(raw, error.start)) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
@@ -295,10 +287,6 @@ def _load(path: Path, raw: bytes) -> Tuple[str, str, dict]:
             message = str(error.message).splitlines()[0][:200]
             raise SourceError(path, f"not a valid nbformat 4 notebook: {message} (at {where})") from None
     return encoding, text, data
-
-
-def _position(raw: bytes, offset: int) -> Tuple[int, int]:
-    return raw.count(b"\n", 0, offset) + 1, offset - (raw.rfind(b"\n", 0, offset) + 1) + 1
 
 
 def _text(value) -> str:

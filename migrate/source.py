@@ -69,14 +69,23 @@ class Source:
         return changes
 
 
-def _position(raw: bytes, offset: int):
+def compiles(text: str) -> bool:
+    """Whether ``text`` compiles as a module on this Python."""
+    try:
+        compile(text, "<text>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def byte_position(raw: bytes, offset: int):
     """(line, column), from 1, of byte ``offset``."""
     return raw.count(b"\n", 0, offset) + 1, offset - (raw.rfind(b"\n", 0, offset) + 1) + 1
 
 
 def decode(path: Path, raw: bytes) -> Source:
     if b"\0" in raw:
-        raise SourceError(path, "file contains null bytes (binary file?)", *_position(raw, raw.index(b"\0")))
+        raise SourceError(path, "file contains null bytes (binary file?)", *byte_position(raw, raw.index(b"\0")))
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     except SyntaxError as error:
@@ -88,7 +97,8 @@ def decode(path: Path, raw: bytes) -> Source:
     except LookupError:  # a cookie naming a codec that is not a text encoding (rot13)
         raise SourceError(path, f"bad encoding declaration: {encoding} is not a text encoding") from None
     except UnicodeDecodeError as error:
-        raise SourceError(path, f"cannot decode as {encoding}: {error.reason}", *_position(raw, error.start)) from None
+        raise SourceError(path, f"cannot decode as {encoding}: {error.reason}",
+                          *byte_position(raw, error.start)) from None
     return Source(path, raw, encoding, text)
 
 
