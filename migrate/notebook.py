@@ -31,8 +31,8 @@ everywhere, outputs included. Instead only the JSON values of the changed
 cells' ``"source"`` are replaced in the original text, in the layout that value
 had (a string stays a string; a list keeps its line breaks and indentation, and
 lines that did not change keep their exact JSON spelling; ``\\u`` escapes are
-used if the file used them); every other byte is kept, and the result is parsed
-again and must hold exactly the new sources. A notebook with nothing to change
+used if the file used them); every other byte is kept, and each new value is
+read back and must be exactly the new source. A notebook with nothing to change
 is never written. The file goes through the same atomic write as a ``.py``.
 
 Running (``verify``/``migrate --entry nb.ipynb``). ``runnable`` writes the
@@ -53,7 +53,7 @@ import json
 import keyword
 import re
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
@@ -78,6 +78,8 @@ _HELP = re.compile(r"[ \t]*%{0,2}[\w.*]+\?{1,2}[ \t]*")  # obj?  obj.attr??  %ma
 _ASSIGNED = re.compile(r"[ \t]*[A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*[ \t]*=[ \t]*[!%]")  # x = !ls
 _AUTOMAGIC = re.compile(r"([A-Za-z_]\w*)((?:[ \t(].*)?)")
 _FUTURE = re.compile(r"from[ \t]+__future__[ \t]+import\b")
+_SHAPES = re.compile("|".join(f"^(?:{pattern.pattern})" for pattern in (_ESCAPED, _ASSIGNED, _FUTURE))
+                     + rf"|^(?:{_HELP.pattern})\r?$", re.M)  # any line that may be one of them
 _CELL_MAGIC = re.compile(r"[ \t]*%%([\w.]+)")
 _LINE_MAGIC = re.compile(r"([ \t]*)%([\w.]+)[ \t]?(.*)", re.S)
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -183,21 +185,25 @@ class _Lexer:
 def _automagic(lines: List[str], bound: Callable[[], Set[str]]) -> bool:
     """Whether a cell is one automagic line (`ls -la`, `pip install x`, `pwd`): IPython calls a magic for a
     one-line cell that starts with its name, unless a variable has that name or the line assigns to it."""
-    code = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
-    match = _AUTOMAGIC.fullmatch(code[0]) if len(code) == 1 else None
+    code = []
+    for line in lines:
+        if line.strip() and not line.lstrip().startswith("#"):
+            code.append(line.strip())
+            if len(code) > 1:
+                return False
+    match = _AUTOMAGIC.fullmatch(code[0]) if code else None
     if not match or match.group(1) not in AUTOMAGICS or match.group(2).lstrip()[:1] in ("=", ","):
         return False
     return not compiles(code[0]) or match.group(1) not in bound()
 
 
-def _candidates(lines: List[str], bound: Callable[[], Set[str]]) -> List[List[int]]:
+def _candidates(body: str, lines: List[str], bound: Callable[[], Set[str]]) -> List[List[int]]:
     """Groups of line numbers (0-based) to mask, each a line and its continuation lines: IPython syntax that
     starts a logical line (a `%d` in a triple-quoted string, or a `!= 2` continuing a bracket, is Python),
     and `from __future__` imports (legal at the top of any cell, but not in the middle of one module; no rule
     needs them: on Python 3 they change nothing a rule looks at)."""
     automagic = _automagic(lines, bound)
-    if not automagic and not any(_ESCAPED.match(line) or _HELP.fullmatch(line.rstrip("\r\n"))
-                                 or _ASSIGNED.match(line) or _FUTURE.match(line) for line in lines):
+    if not automagic and not _SHAPES.search(body):
         return []  # the usual cell: nothing to lex
     groups, row, lexer = [], 0, _Lexer()
     while row < len(lines):
@@ -233,7 +239,7 @@ def mask(body: str, namer: Iterator[str], bound: Callable[[], Set[str]] = set) -
     automagic). A continuation line takes its first line's indentation (its own may not be a valid one)."""
     lines = _lines(body)
     masks = []
-    for group in _candidates(lines, bound):
+    for group in _candidates(body, lines, bound):
         indent = _indent(lines[group[0]])
         for position, row in enumerate(group):
             line = lines[row].rstrip("\r\n")
@@ -316,6 +322,7 @@ class NotebookSource(Source):
     cells: Tuple[CodeCell, ...] = ()
     left_out: Tuple[Tuple[int, str], ...] = ()  # (cell number, its cell magic line): cells not shown to the rules
     prefix: str = "__nb_"
+    _last: dict = field(default_factory=dict, compare=False, repr=False)  # the last rewritten text split up
 
     # -- positions
     def _starts(self, text: Optional[str]) -> List[int]:
@@ -381,23 +388,26 @@ class NotebookSource(Source):
         return parts[0::2]
 
     def sources(self, text: str) -> Dict[int, str]:
-        """The new source of every code cell shown to the rules (index in "cells" -> text)."""
+        """The new source of every code cell shown to the rules (index in "cells" -> text), each changed cell
+        checked to parse on its own (its IPython lines masked). Kept for the last ``text`` asked about:
+        ``encode`` and ``diff`` ask for the same one."""
+        if self._last.get("text") is text:
+            return self._last["sources"]
         sources = {}
         for cell, piece, start in zip(self.cells, self.pieces(text), self._starts(text)):
             body = _unmask(piece, cell, start)
             if not cell.body.endswith(("\n", "\r")) and body.endswith("\n"):
                 body = body[:-1]  # the newline the join added
             sources[cell.index] = cell.header + body
+            if sources[cell.index] != cell.source:
+                _check_parses(cell, piece, start)
+        self._last.update(text=text, sources=sources)
         return sources
 
     def encode(self, text: str) -> bytes:
-        """The notebook's new bytes: changed cells checked on their own, then spliced into the JSON."""
+        """The notebook's new bytes: the changed cells' sources spliced into the JSON."""
         sources = self.sources(text)
-        changed = {}
-        for cell, start in zip(self.cells, self._starts(text)):
-            if sources[cell.index] != cell.source:
-                _check_parses(cell, sources[cell.index], self.prefix, start)
-                changed[cell.index] = sources[cell.index]
+        changed = {cell.index: sources[cell.index] for cell in self.cells if sources[cell.index] != cell.source}
         return splice(self.json_text, changed).encode(self.encoding)
 
     def diff(self, shown: Path, text: str) -> bytes:
@@ -413,33 +423,35 @@ def _split_withs(text: str, marker: "re.Pattern") -> str:
     cells, but a block cannot. Entering the same context again in the next cell
     is what a person would write, and is the same for ``no_grad`` (a notebook
     never had a ``with`` across cells, so every such block was made by a fix).
+    The blocks are found with ``ast`` (the guard already parsed this text) and
+    cut as text: the header line goes before each part that has statements.
     """
-    import libcst as cst
+    import ast
 
-    def is_marker(statement) -> bool:
-        return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
-                and isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.Name)
-                and marker.fullmatch(statement.body[0].value.value) is not None)
-
-    module = cst.parse_module(text)
-    body = []
-    for statement in module.body:
-        if not (isinstance(statement, cst.With) and isinstance(statement.body, cst.IndentedBlock)
-                and any(is_marker(inner) for inner in statement.body.body)):
-            body.append(statement)
+    lines = _lines(text)
+    out: List[str] = []
+    done = 0
+    for node in ast.parse(text).body:
+        inner = node.body if isinstance(node, ast.With) else []
+        cuts = [statement.lineno - 1 for statement in inner if isinstance(statement, ast.Expr)
+                and isinstance(statement.value, ast.Name) and marker.fullmatch(statement.value.id)]
+        if not cuts:
             continue
-        segment, leading = [], statement.leading_lines
-        for inner in [*statement.body.body, None]:
-            if inner is not None and not is_marker(inner):
-                segment.append(inner)
-                continue
-            if segment:
-                body.append(statement.with_changes(leading_lines=leading,
-                                                   body=statement.body.with_changes(body=segment)))
-            if inner is not None:
-                body.append(inner)
-            segment, leading = [], ()
-    return module.with_changes(body=body).code
+        first, body = node.lineno - 1, inner[0].lineno - 1
+        header = lines[first:max(item.context_expr.end_lineno for item in node.items)]  # a fix's one-line header
+        out += lines[done:first]
+        starts = {statement.lineno - 1 for statement in inner}
+        position = first + len(header)
+        for cut in [*cuts, node.end_lineno]:
+            part = lines[position:cut]
+            if any(row in starts for row in range(max(position, body), cut)):
+                out += header
+            out += part
+            if cut < node.end_lineno:
+                out.append(lines[cut].lstrip(" \t"))  # the marker, back at the top level
+            position = cut + 1
+        done = node.end_lineno
+    return "".join(out + lines[done:])
 
 
 def _unmask(piece: str, cell: CodeCell, start: int) -> str:
@@ -466,13 +478,12 @@ def _reindent(item: Mask, indent: str, cell: CodeCell, start: int) -> str:
     return item.line[len(removed):]
 
 
-def _check_parses(cell: CodeCell, source: str, prefix: str, start: int) -> None:
-    """The per-cell guard: a changed cell, its IPython lines masked again, must parse on its own."""
+def _check_parses(cell: CodeCell, piece: str, start: int) -> None:
+    """The per-cell guard: a changed cell, with its IPython lines masked, must parse on its own."""
     import ast
 
-    masked, _ = mask(source[len(cell.header):], _placeholders(prefix))
     try:
-        ast.parse(masked)
+        ast.parse(piece)
     except SyntaxError as error:
         raise Unwritable(start + max(0, (error.lineno or 1) - 1),
                          f"cell {cell.number} would not parse after the rewrite ({error.msg})", internal=True) from None
@@ -641,7 +652,8 @@ def _layout_for_empty(text: str, start: int) -> Tuple[str, str, str]:
 
 def splice(json_text: str, changed: Dict[int, str]) -> str:
     """``json_text`` with the "source" of the cells in ``changed`` (index -> new source) replaced; every
-    other character kept. Raises Unwritable if the result does not read back as intended."""
+    other character kept. Each new value must read back as its source (Unwritable otherwise); the rest of
+    the document is the old text, a JSON value replaced by another one."""
     if not changed:
         return json_text
     spans = _source_spans(json_text)
@@ -661,13 +673,10 @@ def splice(json_text: str, changed: Dict[int, str]) -> str:
             rendered = _render(raw, value, changed[index], file_escapes)
         out += [json_text[last:start], rendered]
         last = end
-    out.append(json_text[last:])
-    new_text = "".join(out)
-    cells = json.loads(new_text)["cells"]
-    for index, cell in enumerate(cells):
-        if index in changed and _text(cell["source"]) != changed[index]:
+        if _text(json.loads(rendered)) != changed[index]:
             raise Unwritable(1, f"cell {index + 1}'s source did not read back as written", internal=True)
-    return new_text
+    out.append(json_text[last:])
+    return "".join(out)
 
 
 # -- showing what changed -----------------------------------------------------------
