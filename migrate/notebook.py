@@ -12,8 +12,9 @@ marker statement (``__nb_cell_7__``): unlike a comment, which libcst attaches to
 the next statement and loses when a fix removes that statement (an unused
 import), a statement of its own survives every fix, and the guard checks it is
 unchanged. IPython syntax is masked: every line magic, shell escape, help
-request or automagic line becomes a placeholder statement (``__nb_magic_3__``)
-at the same indentation, which parses, keeps the line count and columns of all
+request or automagic line (and a ``from __future__`` import, legal at the top of
+any cell but not in the middle of a module) becomes a placeholder statement
+(``__nb_magic_3__``) at the same indentation, which parses, keeps the line count and columns of all
 other lines, and that no rule touches; it is restored byte for byte afterwards
 (re-indented by the same amount if a fix re-indented its block). A cell magic
 line (``%%time``) is kept out of the module; its body is Python for
@@ -46,9 +47,10 @@ from __future__ import annotations
 
 import bisect
 import codecs
-import functools
 import difflib
+import functools
 import io
+import itertools
 import json
 import keyword
 import re
@@ -78,8 +80,9 @@ _HELP = re.compile(r"[ \t]*%{0,2}[\w.*]+\?{1,2}[ \t]*")  # obj?  obj.attr??  %ma
 _ASSIGNED = re.compile(r"[ \t]*[A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*[ \t]*=[ \t]*[!%]")  # x = !ls
 _AUTOMAGIC = re.compile(r"([A-Za-z_]\w*)((?:[ \t(].*)?)")
 _FUTURE = re.compile(r"from[ \t]+__future__[ \t]+import\b")
-_SHAPES = re.compile("|".join(f"^(?:{pattern.pattern})" for pattern in (_ESCAPED, _ASSIGNED, _FUTURE))
-                     + rf"|^(?:{_HELP.pattern})\r?$", re.M)  # any line that may be one of them
+_SHAPES = re.compile(r"^[ \t]*[%!?/,;]|^from[ \t]+__future__|\?[ \t]*\r?$|=[ \t]*[!%]", re.M)  # may be one of them
+_OUTSIDE_STRING = re.compile(r"""\"\"\"|'''|["'#()\[\]{}]""")
+_IN_STRING = {quote: re.compile(r"\\.|" + re.escape(quote), re.S) for quote in ('"', "'", '"""', "'''")}
 _CELL_MAGIC = re.compile(r"[ \t]*%%([\w.]+)")
 _LINE_MAGIC = re.compile(r"([ \t]*)%([\w.]+)[ \t]?(.*)", re.S)
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -113,10 +116,6 @@ class Mask:
     line: str  # the original line, without its line ending
     row: int  # 0-based, in the cell's body
     continued: bool = False  # a backslash continuation of the line before
-
-    @property
-    def placeholder(self) -> str:
-        return self.statement.partition("(")[0]
 
     def column(self, col: int) -> int:
         """The column (1-based) in ``line`` of what is at ``col`` of the masked line: a name it mentions."""
@@ -155,27 +154,27 @@ class _Lexer:
         """Read one line (without its line ending)."""
         position, comment = 0, False
         while position < len(text):
-            char = text[position]
             if self.quote:
-                if char == "\\":
-                    position += 2
-                    continue
-                if text.startswith(self.quote, position):
-                    position += len(self.quote)
+                match = _IN_STRING[self.quote].search(text, position)  # an escaped pair, or the closing quote
+                if match is None:
+                    break
+                position = match.end()
+                if match.group() == self.quote:
                     self.quote = ""
-                    continue
-            elif char == "#":
+                continue
+            match = _OUTSIDE_STRING.search(text, position)
+            if match is None:
+                break
+            token, position = match.group(), match.end()
+            if token == "#":
                 comment = True
                 break
-            elif char in "\"'":
-                self.quote = text[position:position + 3] if text[position:position + 3] in ('"""', "'''") else char
-                position += len(self.quote)
-                continue
-            elif char in "([{":
+            if token in "([{":
                 self.depth += 1
-            elif char in ")]}":
+            elif token in ")]}":
                 self.depth = max(0, self.depth - 1)
-            position += 1
+            else:
+                self.quote = token
         backslash = text.endswith("\\") and not comment
         if len(self.quote) == 1 and not backslash:
             self.quote = ""  # an unterminated string: the parse reports it
@@ -201,28 +200,34 @@ def _candidates(body: str, lines: List[str], bound: Callable[[], Set[str]]) -> L
     """Groups of line numbers (0-based) to mask, each a line and its continuation lines: IPython syntax that
     starts a logical line (a `%d` in a triple-quoted string, or a `!= 2` continuing a bracket, is Python),
     and `from __future__` imports (legal at the top of any cell, but not in the middle of one module; no rule
-    needs them: on Python 3 they change nothing a rule looks at)."""
+    needs them: on Python 3 they change nothing a rule looks at). Lines are lexed only as far as the last
+    one of such a shape."""
     automagic = _automagic(lines, bound)
     if not automagic and not _SHAPES.search(body):
-        return []  # the usual cell: nothing to lex
+        return []  # the usual cell
+    shaped = [row for row, line in enumerate(lines) if _shaped(line.rstrip("\r\n"), automagic)]
     groups, row, lexer = [], 0, _Lexer()
-    while row < len(lines):
+    while shaped and row <= shaped[-1]:
         text = lines[row].rstrip("\r\n")
-        future = _FUTURE.match(text)
-        if lexer.at_start and (future or _ESCAPED.match(text) or _HELP.fullmatch(text) or _ASSIGNED.match(text) or (
-                automagic and text.strip() and not text.lstrip().startswith("#"))):
-            group, statement = [row], _Lexer()  # an IPython line goes on after a backslash; an import, in brackets too
-            statement.feed(text)
-            while group[-1] + 1 < len(lines) and (lines[group[-1]].rstrip("\r\n").endswith("\\")
-                                                  or (future and statement.depth)):
-                group.append(group[-1] + 1)
-                statement.feed(lines[group[-1]].rstrip("\r\n"))
-            groups.append(group)
-            row = group[-1] + 1
-        else:
+        if not (lexer.at_start and _shaped(text, automagic)):
             lexer.feed(text)
             row += 1
+            continue
+        future = _FUTURE.match(text)
+        group, statement = [row], _Lexer()  # an IPython line goes on after a backslash; an import, in brackets too
+        statement.feed(text)
+        while group[-1] + 1 < len(lines) and (lines[group[-1]].rstrip("\r\n").endswith("\\")
+                                              or (future and statement.depth)):
+            group.append(group[-1] + 1)
+            statement.feed(lines[group[-1]].rstrip("\r\n"))
+        groups.append(group)
+        row = group[-1] + 1
     return groups
+
+
+def _shaped(text: str, automagic: bool) -> bool:
+    return bool(_FUTURE.match(text) or _ESCAPED.match(text) or _HELP.fullmatch(text) or _ASSIGNED.match(text)
+                or (automagic and text.strip() and not text.lstrip().startswith("#")))
 
 
 def _mentioned(line: str) -> List[str]:
@@ -252,10 +257,7 @@ def mask(body: str, namer: Iterator[str], bound: Callable[[], Set[str]] = set) -
 
 
 def _placeholders(prefix: str) -> Iterator[str]:
-    count = 0
-    while True:
-        yield f"{prefix}magic_{count}__"
-        count += 1
+    return (f"{prefix}magic_{count}__" for count in itertools.count())
 
 
 # -- reading ----------------------------------------------------------------------
@@ -523,7 +525,8 @@ def read_notebook(path: Path, raw: bytes) -> NotebookSource:
     bound = functools.lru_cache(maxsize=None)(lambda: _bound_names([source for _, source in code]))
     cells, left_out, parts, line = [], [], [], 1
     for index, source in code:
-        first = _lines(source)[0] if source else ""
+        lines = _lines(source)
+        first = lines[0] if lines else ""
         magic = _CELL_MAGIC.match(first)
         header = first if magic else ""
         if magic and magic.group(1) not in PYTHON_CELL_MAGICS:
@@ -537,7 +540,7 @@ def read_notebook(path: Path, raw: bytes) -> NotebookSource:
         if body and not body.endswith(("\n", "\r")):
             body += "\n"
         parts.append(body)
-        line += len(_lines(body))
+        line += len(lines) - (1 if header else 0)  # masking keeps the lines
     return NotebookSource(path, raw, encoding, "".join(parts), json_text=json_text, cells=tuple(cells),
                           left_out=tuple(left_out), prefix=prefix)
 
