@@ -511,12 +511,17 @@ def _bound_names(sources: Sequence[str]) -> Set[str]:
     return bound
 
 
-def read_notebook(path: Path, raw: bytes) -> NotebookSource:
-    """A notebook ready for the rules; SourceError if it is not a readable nbformat-4 notebook."""
-    if len(raw) > MAX_BYTES:
-        raise SourceError(path, f"notebook is {len(raw) / 2**20:.0f} MiB, over the {MAX_BYTES // 2**20} MiB limit "
+def check_size(path: Path, size: int) -> None:
+    """Refuse a notebook too big to be code with its outputs (before it is read, where the size is known)."""
+    if size > MAX_BYTES:
+        raise SourceError(path, f"notebook is {size / 2**20:.0f} MiB, over the {MAX_BYTES // 2**20} MiB limit "
                                 f"(outputs?); clear its outputs first (`jupyter nbconvert --clear-output --inplace "
                                 f"{path.name}`)")
+
+
+def read_notebook(path: Path, raw: bytes) -> NotebookSource:
+    """A notebook ready for the rules; SourceError if it is not a readable nbformat-4 notebook."""
+    check_size(path, len(raw))
     encoding, json_text, data = _load(path, raw)
     prefix = _prefix(data)
     namer = _placeholders(prefix)

@@ -8,6 +8,8 @@ the old file or the new one, never a mix. SIGINT and SIGTERM are held back
 while a temporary file exists, so only SIGKILL (or a crash) can leave one
 behind; its name carries the writer's pid, and ``remove_stale_temps`` deletes
 those whose writer is gone (discovery never lists them: they end in ``.tmp``).
+A Jupyter notebook is read and written back by ``migrate.notebook``, whose
+``NotebookSource`` answers the ``Source`` methods with cell positions.
 """
 from __future__ import annotations
 
@@ -108,15 +110,19 @@ def read_source(path: Path) -> Source:
     A ``.ipynb`` is read as a notebook; a Python file that is in fact a notebook's JSON is refused (as
     Python, a notebook is one big dict literal that no rule would ever match).
     """
+    notebook = path.suffix == ".ipynb"
+    if notebook:
+        from migrate.notebook import check_size, read_notebook
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
             raise SourceError(path, "not a regular file")
+        if notebook:
+            check_size(path, info.st_size)  # an enormous one (outputs) is refused before it is read
         raw = path.read_bytes()
     except OSError as error:
         raise SourceError(path, f"cannot read: {error.strerror or error}") from None
-    if path.suffix == ".ipynb":
-        from migrate.notebook import read_notebook
-
+    if notebook:
         return read_notebook(path, raw)
     source = decode(path, raw)
     if source.text.lstrip().startswith("{") and _is_notebook_json(source.text):
