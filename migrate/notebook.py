@@ -398,8 +398,8 @@ class NotebookSource(Source):
         sources = {}
         for cell, piece, start in zip(self.cells, self.pieces(text), self._starts(text)):
             body = _unmask(piece, cell, start)
-            if not cell.body.endswith(("\n", "\r")) and body.endswith("\n"):
-                body = body[:-1]  # the newline the join added
+            if not cell.body.endswith(("\n", "\r")):
+                body = body.rstrip("\r\n")  # the newline the join added, and blank lines a fix left at the end
             sources[cell.index] = cell.header + body
             if sources[cell.index] != cell.source:
                 _check_parses(cell, piece, start)

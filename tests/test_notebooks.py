@@ -200,7 +200,7 @@ def test_an_empty_source_list_that_gains_code_takes_the_files_indentation(tmp_pa
         path.write_bytes(notebook_bytes(cells, **layout))
         assert run("rewrite", "sgd.ipynb", cwd=tmp_path).returncode == 0
         assert path.read_bytes() == notebook_bytes(
-            [code("import torch\n"), code("with torch.no_grad():\n    for p in model.parameters():\n"
+            [code("import torch"), code("with torch.no_grad():\n    for p in model.parameters():\n"
                                           "        p.add_(p.grad, alpha=-lr)")], **layout)
 
 
