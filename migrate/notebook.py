@@ -602,60 +602,64 @@ def _source_spans(text: str) -> Dict[int, Tuple[int, int]]:
     return spans
 
 
+_NON_ASCII_ESCAPE = re.compile(r"\\u(?:00[89a-fA-F][0-9a-fA-F]|0[1-9a-fA-F][0-9a-fA-F]{2}|[1-9a-fA-F][0-9a-fA-F]{3})")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
 def _uses_escapes(raw: str) -> bool:
     """Whether JSON text spells non-ASCII characters as ``\\uXXXX`` (Python's json.dump default) rather than as
     themselves (nbformat's); judged by the first non-ASCII character or escape found."""
-    escape = re.search(r"\\u(?:00[89a-fA-F]|0[1-9a-fA-F]|[1-9a-fA-F])[0-9a-fA-F]{2}", raw)
-    literal = re.search(r"[^\x00-\x7f]", raw)
+    escape, literal = _NON_ASCII_ESCAPE.search(raw), _NON_ASCII.search(raw)
     if escape and literal:
         return escape.start() < literal.start()
     return bool(escape)
 
 
-def _render(old_raw: str, old_value, new: str, file_escapes: bool) -> str:
-    """``new`` as a JSON value laid out like ``old_raw`` (the cell's old source value)."""
-    escapes = _uses_escapes(old_raw) if re.search(r"[^\x00-\x7f]|\\u", old_raw) else file_escapes
-    dump = lambda value: json.dumps(value, ensure_ascii=escapes)  # noqa: E731
-    if isinstance(old_value, str):
-        return dump(new)
+def _list_layout(raw: str, value: list) -> Tuple[str, str, str, Dict[str, str]]:
+    """(opening, between, closing) whitespace of a non-empty JSON list of strings, and each element's
+    spelling (so that unchanged lines keep theirs)."""
+    decoder = json.JSONDecoder()
+    spelled: Dict[str, str] = {}
+    position = _WHITESPACE.match(raw, 1).end()
+    separators = [raw[1:position]]
+    for _ in value:
+        element, end = decoder.raw_decode(raw, position)
+        spelled.setdefault(element, raw[position:end])
+        position = _WHITESPACE.match(raw, end).end()
+        if raw[position] == ",":
+            position = _WHITESPACE.match(raw, position + 1).end()
+        separators.append(raw[end:position])
+    opening, closing = separators[0], separators[-1]
+    if len(separators) > 2:
+        return opening, separators[1], closing, spelled
+    return opening, "," + (opening if "\n" in opening else " " if opening else ""), closing, spelled
+
+
+def _empty_list_layout(text: str, start: int) -> Tuple[str, str, str]:
+    """(opening, between, closing) for a source that was ``[]`` at ``start``: the file's own indentation."""
+    line_start = text.rfind("\n", 0, start) + 1
+    unit = re.search(r"\n([ \t]+)\S", text)
+    if not unit or not line_start:
+        return "", ", ", ""  # all on one line
+    newline = "\r\n" if text[:line_start].endswith("\r\n") else "\n"
+    key_indent = _indent(text[line_start:start])
+    inner = newline + key_indent + unit.group(1)
+    return inner, "," + inner, newline + key_indent
+
+
+def _render(text: str, start: int, end: int, new: str, file_escapes: bool) -> str:
+    """``new`` as a JSON value laid out like the cell's old source value, ``text[start:end]``."""
+    raw = text[start:end]
+    old = json.loads(raw)
+    escapes = _uses_escapes(raw) if _NON_ASCII.search(raw) or "\\u" in raw else file_escapes
+    if isinstance(old, str):
+        return json.dumps(new, ensure_ascii=escapes)
     lines = new.splitlines(True)  # nbformat's own split
     if not lines:
         return "[]"
-    decoder = json.JSONDecoder()
-    spelled: Dict[str, str] = {}  # unchanged lines keep their spelling
-    pos, seps = _WHITESPACE.match(old_raw, 1).end(), []
-    seps.append(old_raw[1:pos])
-    for element in old_value:
-        element_value, end = decoder.raw_decode(old_raw, pos)
-        spelled.setdefault(element_value, old_raw[pos:end])
-        pos = _WHITESPACE.match(old_raw, end).end()
-        if old_raw[pos] == ",":
-            after = _WHITESPACE.match(old_raw, pos + 1).end()
-            seps.append(old_raw[end:after])
-            pos = after
-        else:
-            seps.append(old_raw[end:pos])
-    if len(seps) >= 3:
-        opening, between, closing = seps[0], seps[1], seps[-1]
-    elif len(seps) == 2:
-        opening, closing = seps
-        between = "," + (opening if "\n" in opening else " " if opening else "")
-    else:
-        opening = closing = ""
-        between = ", "
-    return "[" + opening + between.join(spelled.get(line) or dump(line) for line in lines) + closing + "]"
-
-
-def _layout_for_empty(text: str, start: int) -> Tuple[str, str, str]:
-    """(opening, between, closing) separators for a source list that was ``[]``: the file's indentation."""
-    line_start = text.rfind("\n", 0, start) + 1
-    key_indent = _indent(text[line_start:start])
-    newline = "\r\n" if text[:line_start].endswith("\r\n") else "\n"
-    unit = re.search(r"\n([ \t]+)\S", text)
-    if not unit or "\n" not in text[:start]:
-        return "", ", ", ""
-    inner = newline + key_indent + unit.group(1)
-    return inner, "," + inner, newline + key_indent
+    opening, between, closing, spelled = _list_layout(raw, old) if old else (*_empty_list_layout(text, start), {})
+    return ("[" + opening + between.join(spelled.get(line) or json.dumps(line, ensure_ascii=escapes) for line in lines)
+            + closing + "]")
 
 
 def splice(json_text: str, changed: Dict[int, str]) -> str:
@@ -666,23 +670,14 @@ def splice(json_text: str, changed: Dict[int, str]) -> str:
         return json_text
     spans = _source_spans(json_text)
     file_escapes = _uses_escapes(json_text)
-    decoder = json.JSONDecoder()
     out, last = [], 0
     for index in sorted(changed):
         start, end = spans[index]
-        raw = json_text[start:end]
-        value = decoder.decode(raw)
-        if isinstance(value, list) and not value and changed[index]:
-            opening, between, closing = _layout_for_empty(json_text, start)
-            escape = file_escapes
-            rendered = "[" + opening + between.join(json.dumps(line, ensure_ascii=escape)
-                                                    for line in changed[index].splitlines(True)) + closing + "]"
-        else:
-            rendered = _render(raw, value, changed[index], file_escapes)
-        out += [json_text[last:start], rendered]
-        last = end
+        rendered = _render(json_text, start, end, changed[index], file_escapes)
         if _text(json.loads(rendered)) != changed[index]:
             raise Unwritable(1, f"cell {index + 1}'s source did not read back as written", internal=True)
+        out += [json_text[last:start], rendered]
+        last = end
     out.append(json_text[last:])
     return "".join(out)
 

@@ -179,7 +179,7 @@ ODD = (  # hand-written: odd spacing, `\/` and `\u` escapes next to literal char
     '  {"source":["import torch\\n", "print(torch.ones(1)) # caf\\u00e9 \\/ café"],\n'
     '   "metadata" : {"tags":[]}, "outputs":[], "execution_count":null,"cell_type":"code"},\n'
     '\t{"cell_type":"code","metadata":{},"outputs":[],"execution_count":1,\n'
-    '\t "source":"from torch.autograd import Variable\\nv = Variable(torch.zeros(1))"}\n'
+    '\t "source":"from torch.autograd import Variable\\nv = Variable(torch.zeros(1))  # \\u00e9t\\u00e9"}\n'
     '], "metadata":{}, "nbformat":4}'
 )
 
@@ -188,8 +188,8 @@ def test_only_the_changed_source_value_changes_in_a_hand_written_notebook(tmp_pa
     path = tmp_path / "odd.ipynb"
     path.write_text(ODD, encoding="utf-8")
     assert run("rewrite", "odd.ipynb", cwd=tmp_path).returncode == 0
-    old = '"from torch.autograd import Variable\\nv = Variable(torch.zeros(1))"'
-    assert path.read_text(encoding="utf-8") == ODD.replace(old, '"v = torch.zeros(1)"')
+    old = '"from torch.autograd import Variable\\nv = Variable(torch.zeros(1))  # \\u00e9t\\u00e9"'
+    assert path.read_text(encoding="utf-8") == ODD.replace(old, '"v = torch.zeros(1)  # \\u00e9t\\u00e9"')
 
 
 def test_an_empty_source_list_that_gains_code_takes_the_files_indentation(tmp_path):
