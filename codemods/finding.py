@@ -19,6 +19,10 @@ class Finding:
     unsafe: bool = False
     applied: bool = False
     hint: str = ""
+    cell: int = 0  # in a notebook: the cell (1-based, among all cells) that line, col and end_line are in
 
     def to_dict(self) -> dict:
-        return dict(self.__dict__)
+        data = dict(self.__dict__)
+        if not self.cell:
+            del data["cell"]
+        return data

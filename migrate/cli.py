@@ -23,7 +23,7 @@ import typer
 import migrate
 from migrate import driver
 from migrate.config import Config, ConfigError, load_config
-from migrate.report import FORMATS, finding_message, render_findings
+from migrate.report import FORMATS, finding_message, location, render_findings
 from migrate.words import plural
 
 # Start-up is part of every run (pre-commit hooks, `--help`): rich (live progress, tables, diff colours),
@@ -41,12 +41,13 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-PathsArg = typer.Argument(..., metavar="PATH", help="Files or directories (recursing into *.py, honouring .gitignore).")
+PathsArg = typer.Argument(..., metavar="PATH", help="Files or directories (recursing into *.py and *.ipynb, honouring .gitignore).")
 SelectOpt = typer.Option(None, "--select", metavar="CODES", help="Comma-separated rule codes or prefixes to run (default: all).")
 IgnoreOpt = typer.Option(None, "--ignore", metavar="CODES", help="Comma-separated rule codes or prefixes to skip.")
 ExcludeOpt = typer.Option(None, "--exclude", metavar="GLOB", help="Glob (gitignore syntax) of paths to skip; repeatable.")
 JobsOpt = typer.Option(0, "-j", "--jobs", metavar="N", help="Worker processes (default: one per core).")
 NoCacheOpt = typer.Option(False, "--no-cache", help="Do not read or write the result cache.")
+NoNotebooksOpt = typer.Option(False, "--no-notebooks", help="Skip Jupyter notebooks (*.ipynb), also named ones.")
 
 
 def _error(message: str) -> None:
@@ -71,11 +72,12 @@ def _main(
     """Migrate legacy PyTorch training code to modern idioms, and prove the migration changed nothing."""
 
 
-def _options(paths, mode, select, ignore, unsafe_fixes=False) -> driver.Options:
+def _options(paths, mode, select, ignore, unsafe_fixes=False, no_notebooks=False) -> driver.Options:
     """Command-line choices over ``[tool.torch-migrate]`` defaults."""
     config = _config(paths)
     return driver.Options(mode, _codes(select) or tuple(config.select), _codes(ignore) or tuple(config.ignore),
-                          unsafe_fixes, tuple((p, tuple(c)) for p, c in config.per_file_ignores.items()))
+                          unsafe_fixes, tuple((p, tuple(c)) for p, c in config.per_file_ignores.items()),
+                          notebooks=config.notebooks and not no_notebooks)
 
 
 def _config(paths) -> Config:
@@ -92,7 +94,7 @@ def _run(paths, exclude, options, jobs, no_cache, quiet) -> List[driver.FileResu
 
     exclude = list(exclude or ()) + _config(paths).exclude
     try:
-        files = discover([Path(p) for p in paths], exclude)
+        files = discover([Path(p) for p in paths], exclude, notebooks=options.notebooks)
         if options.select or options.ignore:
             options.rules()  # an unknown code is a usage error (the default selection cannot be wrong)
     except (FileNotFoundError, ValueError) as error:
@@ -131,6 +133,7 @@ def rewrite(
     jobs: int = JobsOpt,
     change_map: Optional[Path] = typer.Option(None, "--change-map", metavar="FILE", help="Write the applied fixes (file, line, rule) as JSON, for `verify` attribution."),
     no_cache: bool = NoCacheOpt,
+    no_notebooks: bool = NoNotebooksOpt,
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Print only errors (and the diff with --diff)."),
 ) -> None:
     """Rewrite legacy idioms in place (or show the diff with --diff).
@@ -143,7 +146,7 @@ def rewrite(
       torch-migrate rewrite --check .         # CI: exit 1 if anything is left to migrate
     """
     mode = driver.DIFF if (diff or check) else driver.WRITE
-    options = _options(paths, mode, select, ignore, unsafe_fixes)
+    options = _options(paths, mode, select, ignore, unsafe_fixes, no_notebooks)
     results = _run(paths, exclude, options, jobs, no_cache, quiet)
     changed = [r for r in results if r.changed]
     if diff:
@@ -183,7 +186,7 @@ def _print_summary(results, changed, written: bool, stream) -> None:
     left = [(r.path, f) for r in results for f in r.findings if not f.applied]
     for path, finding in left:
         unsafe = " [unsafe fix, not applied: --unsafe-fixes applies it]" if finding.fixable and finding.unsafe else ""
-        print(f"{path}:{finding.line}:{finding.col}: {finding.code} {finding_message(finding)}{unsafe}", file=stream)
+        print(f"{location(path, finding)}: {finding.code} {finding_message(finding)}{unsafe}", file=stream)
     verb = "rewrote" if written else "would rewrite"
     applied = ", ".join(f"{code} x{count}" for code, count in sorted(fixes.items())) or "none"
     errors = sum(1 for result in results if result.error)
@@ -202,6 +205,7 @@ def check(
     exclude: Optional[List[str]] = ExcludeOpt,
     jobs: int = JobsOpt,
     no_cache: bool = NoCacheOpt,
+    no_notebooks: bool = NoNotebooksOpt,
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Print only the findings (no hints, no summary)."),
 ) -> None:
     """Report autograd hazards and every legacy idiom that rewrite would change.
@@ -218,7 +222,7 @@ def check(
     if output_format not in FORMATS:
         _error(f"unknown format {output_format!r}; choose from {', '.join(FORMATS)}")
         raise typer.Exit(EXIT_USAGE)
-    options = _options(paths, driver.LINT, select, ignore)
+    options = _options(paths, driver.LINT, select, ignore, no_notebooks=no_notebooks)
     results = _run(paths, exclude, options, jobs, no_cache, quiet)
     status = _report_errors(results)
     sys.stdout.write(render_findings(results, output_format, quiet=quiet))

@@ -5,6 +5,7 @@
     ignore = ["TM502"]
     exclude = ["third_party/"]      # gitignore-style globs
     per-file-ignores = { "tests/*" = ["TM6"] }
+    notebooks = true                # also migrate Jupyter notebooks (*.ipynb)
     entry = ["train.py"]            # training entry points for `migrate`
     steps = 5                       # optimizer steps `verify` compares
     rtol = 1.3e-6
@@ -37,6 +38,7 @@ class Config:
     ignore: List[str] = field(default_factory=list)
     exclude: List[str] = field(default_factory=list)
     per_file_ignores: Dict[str, List[str]] = field(default_factory=dict)
+    notebooks: bool = True
     entry: List[str] = field(default_factory=list)
     steps: Optional[int] = None
     rtol: Optional[float] = None

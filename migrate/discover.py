@@ -1,6 +1,8 @@
 """Which files a command works on.
 
-Directories are walked for ``*.py``; ``.git``, caches, virtual environments
+Directories are walked for ``*.py`` and Jupyter notebooks ``*.ipynb`` (unless ``notebooks`` is off:
+``--no-notebooks``, or ``notebooks = false`` in the config, which also skips notebooks named on the
+command line); ``.git``, ``.ipynb_checkpoints`` (Jupyter's autosaved copies), caches, virtual environments
 and anything a ``.gitignore`` (in the tree, or above it up to the
 repository's top) or ``--exclude`` names are skipped. Files named on the
 command line are always taken. Symlinks are never followed out of the root
@@ -17,7 +19,7 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 import pathspec
 
 SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox",
-             ".nox", ".eggs", "node_modules", "site-packages", ".torch-migrate-cache"}
+             ".nox", ".eggs", "node_modules", "site-packages", ".torch-migrate-cache", ".ipynb_checkpoints"}
 
 Specs = List[Tuple[Path, "pathspec.PathSpec"]]  # (absolute directory, the patterns that apply below it)
 
@@ -60,14 +62,15 @@ def _resolve(path: Path) -> Optional[Path]:
         return None
 
 
-def discover(paths: Iterable[Path], exclude: Sequence[str] = ()) -> List[Tuple[Path, Path]]:
-    """``(shown path, real path)`` of every Python file to process, in a stable order.
+def discover(paths: Iterable[Path], exclude: Sequence[str] = (), notebooks: bool = True) -> List[Tuple[Path, Path]]:
+    """``(shown path, real path)`` of every Python file (and notebook) to process, in a stable order.
 
     A path named on the command line is always listed: if it is a dangling or
     looping link or not a regular file, reading it says so. Files found by
     walking a directory are listed only when they are regular files inside it.
     """
     exclude_spec = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
+    suffixes = (".py", ".ipynb") if notebooks else (".py",)
     seen = set()
     found: List[Tuple[Path, Path]] = []
 
@@ -81,7 +84,8 @@ def discover(paths: Iterable[Path], exclude: Sequence[str] = ()) -> List[Tuple[P
         if not given.is_dir():
             if not (given.exists() or given.is_symlink()):
                 raise FileNotFoundError(f"{given}: no such file or directory")
-            take(given, _resolve(given) or given)
+            if notebooks or given.suffix != ".ipynb":
+                take(given, _resolve(given) or given)
             continue
         root = given.resolve()
         specs = _enclosing_gitignores(root)
@@ -99,7 +103,7 @@ def discover(paths: Iterable[Path], exclude: Sequence[str] = ()) -> List[Tuple[P
                 and not _ignored(real_here / d, True, specs)
             )
             for name in sorted(filenames):
-                if not name.endswith(".py") or _ignored(real_here / name, False, specs):
+                if not name.endswith(suffixes) or _ignored(real_here / name, False, specs):
                     continue
                 real = _resolve(here / name)
                 if real is not None and real.is_file() and root in real.parents:

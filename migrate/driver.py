@@ -36,7 +36,9 @@ import codemods
 from codemods.finding import Finding
 from migrate import python2
 from migrate.cache import Cache
-from migrate.source import Source, SourceError, atomic_write, read_source, remove_stale_temps
+from migrate.notebook import NotebookSource
+from migrate.source import (Source, SourceError, Unwritable, atomic_write, compiles, read_source,
+                            remove_stale_temps)
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -53,6 +55,7 @@ class Options:
     ignore: Tuple[str, ...] = ()
     unsafe_fixes: bool = False
     per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()  # (glob, codes) from the config
+    notebooks: bool = True  # discover *.ipynb beside *.py
 
     def rules(self) -> List[type]:
         return codemods.select_rules(self.select or None, self.ignore or None)
@@ -97,18 +100,18 @@ class Interrupted(SystemExit):
 
 # -- checking a rewrite before it is written -----------------------------------
 class BrokenRewrite(Exception):
-    """The new text must not be written: ``line`` (1-based) and why."""
+    """The new text must not be written: ``line`` (1-based, in the old text or, if ``in_new``, the new) and why."""
 
-    def __init__(self, line: int, message: str, internal: bool = True):
+    def __init__(self, line: int, message: str, internal: bool = True, in_new: bool = False):
         super().__init__(message)
-        self.line, self.message, self.internal = line, message, internal
+        self.line, self.message, self.internal, self.in_new = line, message, internal, in_new
 
 
 class Uncompilable(BrokenRewrite):
     """The new text does not compile; ``reason`` is Python's message."""
 
     def __init__(self, line: int, reason: str):
-        super().__init__(line, f"produced code that does not compile ({reason})")
+        super().__init__(line, f"produced code that does not compile ({reason})", in_new=True)
         self.reason = reason
 
 
@@ -178,14 +181,6 @@ def _lines(text: str) -> List[str]:
 
 def _python() -> str:
     return f"Python {sys.version_info.major}.{sys.version_info.minor}"
-
-
-def _compiles(text: str) -> bool:
-    try:
-        compile(text, "<text>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError):
-        return False
-    return True
 
 
 def check_rewrite(old: str, new: str, findings: Sequence[Finding]) -> List[Anchor]:
@@ -317,8 +312,8 @@ def _blame(error: BaseException) -> str:
     return "engine"
 
 
-def _syntax_error(text: str, error: cst.ParserSyntaxError) -> str:
-    """``line:col: message`` for a file libcst cannot parse, in Python's own words where it agrees.
+def _syntax_error(text: str, error: cst.ParserSyntaxError) -> Tuple[int, int, str]:
+    """``(line, col, message)`` for a file libcst cannot parse, in Python's own words where it agrees.
 
     libcst's positions are often off (the end of the statement, or the next
     line). Python reads the file as 3.6 first, so that ``async=`` (which
@@ -330,13 +325,13 @@ def _syntax_error(text: str, error: cst.ParserSyntaxError) -> str:
             ast.parse(text, feature_version=version)
         except SyntaxError as python:
             if version is None or "only supported in Python" not in python.msg:
-                return f"{python.lineno or 1}:{python.offset or 1}: syntax error: {python.msg}"
+                return python.lineno or 1, python.offset or 1, f"syntax error: {python.msg}"
         except (ValueError, MemoryError, RecursionError):
             break
         else:
             break
     message = error.message.splitlines()[0] if error.message else "invalid syntax"
-    return f"{error.editor_line}:{error.editor_column}: syntax error (libcst): {message}"
+    return error.editor_line, error.editor_column, f"syntax error (libcst): {message}"
 
 
 def _verify(source: Source, text: str, findings: Sequence[Finding]) -> Tuple[List[Anchor], bytes]:
@@ -346,7 +341,10 @@ def _verify(source: Source, text: str, findings: Sequence[Finding]) -> Tuple[Lis
         return anchors, source.encode(text)
     except UnicodeEncodeError as error:
         line = text.count("\n", 0, error.start) + 1
-        raise BrokenRewrite(line, f"produced text that {source.encoding} cannot encode ({error.reason})") from None
+        raise BrokenRewrite(line, f"produced text that {source.encoding} cannot encode ({error.reason})",
+                            in_new=True) from None
+    except Unwritable as error:  # a notebook whose cells cannot take the new text
+        raise BrokenRewrite(error.line, error.message, internal=error.internal, in_new=True) from None
 
 
 def _culprits(source: Source, rules: Sequence[type], options: Options) -> str:
@@ -380,7 +378,7 @@ def _inherited(source: Source, rules: Sequence[type]) -> bool:
 
     text_rules = [rule for rule in rules if issubclass(rule, TextRule)]
     baseline = _on_big_stack(run_rules, source.text, text_rules).text if text_rules else source.text
-    return not _compiles(source.text) and not _compiles(baseline)
+    return not compiles(source.text) and not compiles(baseline)
 
 
 def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type]) -> FileResult:
@@ -396,7 +394,7 @@ def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type
     # Python 2 is reported whatever the rules: a file none of them concerns costs a compile to know.
     legacy_python = python2.find_before_libcst(source.text) if active else python2.find(source.text)
     if legacy_python:
-        result.error = f"{shown}:{legacy_python}"
+        result.error = f"{shown}:{source.where(legacy_python.line, legacy_python.col)}: {legacy_python.message}"
     if not active or legacy_python:
         return result
     import libcst as cst
@@ -406,7 +404,9 @@ def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type
         outcome = _on_big_stack(run_rules, source.text, active, unsafe_fixes=options.unsafe_fixes,
                                 fix=options.mode != LINT)
     except cst.ParserSyntaxError as error:
-        result.error = f"{shown}:{python2.find(source.text) or _syntax_error(source.text, error)}"
+        found = python2.find(source.text)
+        line, col, message = (found.line, found.col, found.message) if found else _syntax_error(source.text, error)
+        result.error = f"{shown}:{source.where(line, col)}: {message}"
         return result
     except RecursionError as error:  # nesting deeper than a walk can follow (or, if the file is flat, a rule bug)
         result.error = f"{shown}:1:1: too deeply nested to analyse (recursion limit reached in {_blame(error)})"
@@ -416,7 +416,7 @@ def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type
                         f"{type(error).__name__} ({_blame(error)}): {error}; file left untouched")
         result.internal = True
         return result
-    result.findings = outcome.findings
+    result.findings = source.localize(outcome.findings)
     if outcome.text == source.text:
         return result
     try:
@@ -424,15 +424,19 @@ def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type
     except BrokenRewrite as error:
         if isinstance(error, Uncompilable) and _inherited(source, active):
             error = BrokenRewrite(error.line, f"the file does not compile on {_python()}, before or after the "
-                                  f"rewrite ({error.reason})", internal=False)
+                                  f"rewrite ({error.reason})", internal=False, in_new=True)
         culprits = f"internal error: {_culprits(source, active, options)} " if error.internal else ""
-        result.error = f"{shown}:{error.line}:1: {culprits}{error.message}; file left untouched"
+        where = source.where(error.line, 1, outcome.text if error.in_new else None)
+        result.error = f"{shown}:{where}: {culprits}{error.message}; file left untouched"
         result.internal = error.internal
         return result
     result.changed = True
-    result.changes = _new_line_ranges(anchors, outcome.findings, len(_lines(source.text)), len(_lines(outcome.text)))
+    result.changes = source.localize_changes(
+        _new_line_ranges(anchors, outcome.findings, len(_lines(source.text)), len(_lines(outcome.text))), outcome.text,
+        outcome.findings)
     if options.mode == DIFF:
-        result.patch = _patch(shown, source.raw, new_bytes)
+        result.patch = (source.diff(shown, outcome.text) if isinstance(source, NotebookSource)
+                        else _patch(shown, source.raw, new_bytes))
     elif options.mode == WRITE:
         result.error = _write(shown, real, source.raw, new_bytes)
         result.changed = result.error is None

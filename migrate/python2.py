@@ -47,8 +47,9 @@ class Python2(NamedTuple):
     col: int
     construct: str
 
-    def __str__(self) -> str:
-        return f"{self.line}:{self.col}: Python 2 syntax, not migrated ({self.construct})"
+    @property
+    def message(self) -> str:
+        return f"Python 2 syntax, not migrated ({self.construct})"
 
 
 def find(text: str) -> Optional[Python2]:

@@ -1,4 +1,9 @@
-"""Findings of ``check`` as text, JSON, SARIF 2.1.0 (code-scanning UIs) or GitHub annotations."""
+"""Findings of ``check`` as text, JSON, SARIF 2.1.0 (code-scanning UIs) or GitHub annotations.
+
+In a notebook a finding's line and column are within its cell: text shows
+``nb.ipynb:cell 3:12:5``, JSON has ``"cell": 3``, SARIF the cell in the
+result's properties and message, GitHub annotations in the title.
+"""
 from __future__ import annotations
 
 import json
@@ -33,11 +38,17 @@ def _flat(results) -> List[tuple]:
     return [(r.path, f) for r in results for f in r.findings]
 
 
+def location(path: str, finding) -> str:
+    """``path:line:col``, or ``path:cell N:line:col`` in a notebook."""
+    cell = f"cell {finding.cell}:" if finding.cell else ""
+    return f"{path}:{cell}{finding.line}:{finding.col}"
+
+
 def _text(results, quiet: bool) -> str:
     lines = []
     for path, f in _flat(results):
         fix = " [*]" if f.fixable and not f.unsafe else (" [unsafe fix]" if f.fixable else "")
-        lines.append(f"{path}:{f.line}:{f.col}: {f.code} {finding_message(f)}{fix}")
+        lines.append(f"{location(path, f)}: {f.code} {finding_message(f)}{fix}")
         if f.hint and not quiet:
             lines.append(f"    hint: {one_line(f.hint)}")
     if not quiet:
@@ -59,7 +70,8 @@ def _github(results, quiet: bool) -> str:
         return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
     return "".join(
-        f"::warning file={path},line={f.line},col={f.col},title={f.code}::{escape(finding_message(f))}\n"
+        f"::warning file={path},line={f.line},col={f.col},title={f.code}{f' (cell {f.cell})' if f.cell else ''}::"
+        f"{escape(finding_message(f))}\n"
         for path, f in _flat(results)
     )
 
@@ -75,10 +87,12 @@ def _sarif(results, quiet: bool) -> str:
     ]
     sarif_results = [
         {"ruleId": f.code, "level": "warning" if rules.get(f.code) and rules[f.code].kind == "hazard" else "note",
-         "message": {"text": finding_message(f) + (f" ({one_line(f.hint)})" if f.hint else "")},
+         "message": {"text": (f"cell {f.cell}: " if f.cell else "") + finding_message(f)
+                             + (f" ({one_line(f.hint)})" if f.hint else "")},
          "locations": [{"physicalLocation": {"artifactLocation": {"uri": path.replace("\\", "/")},
                                              "region": {"startLine": f.line, "startColumn": f.col,
-                                                        "endLine": max(f.end_line, f.line)}}}]}
+                                                        "endLine": max(f.end_line, f.line)}}}],
+         **({"properties": {"cell": f.cell}} if f.cell else {})}
         for path, f in _flat(results)
     ]
     document = {

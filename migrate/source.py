@@ -8,11 +8,14 @@ the old file or the new one, never a mix. SIGINT and SIGTERM are held back
 while a temporary file exists, so only SIGKILL (or a crash) can leave one
 behind; its name carries the writer's pid, and ``remove_stale_temps`` deletes
 those whose writer is gone (discovery never lists them: they end in ``.tmp``).
+A Jupyter notebook is read and written back by ``migrate.notebook``, whose
+``NotebookSource`` answers the ``Source`` methods with cell positions.
 """
 from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import re
 import signal
@@ -21,6 +24,7 @@ import tempfile
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
+from typing import List, Optional
 
 
 class SourceError(Exception):
@@ -31,25 +35,59 @@ class SourceError(Exception):
         self.path, self.message, self.line, self.col = str(path), message, line, col
 
 
+class Unwritable(Exception):
+    """The rewritten text cannot become the file's new content: ``line`` (1-based, in the new text) and why."""
+
+    def __init__(self, line: int, message: str, internal: bool = False):
+        super().__init__(message)
+        self.line, self.message, self.internal = line, message, internal
+
+
 @dataclass(frozen=True)
 class Source:
+    """A file as the rules see it. A notebook (``migrate.notebook.NotebookSource``) shows its code cells
+    as ``text`` and answers the methods below with cell positions."""
+
     path: Path
     raw: bytes
     encoding: str  # a codec name; "utf-8-sig" when the file starts with a BOM
     text: str  # decoded, BOM stripped, line endings untouched
 
     def encode(self, text: str) -> bytes:
+        """The file's new bytes for the rewritten ``text``."""
         return text.encode(self.encoding)
 
+    def where(self, line: int, col: int, text: Optional[str] = None) -> str:
+        """A position in ``text`` (the rewritten text if given), as messages show it."""
+        return f"{line}:{col}"
 
-def _position(raw: bytes, offset: int):
+    def localize(self, findings: list) -> list:
+        """Findings with positions as the user sees the file."""
+        return findings
+
+    def localize_changes(self, changes: List[dict], text: str, findings: list) -> List[dict]:
+        """Change-map entries (lines in the rewritten ``text``, one per applied finding) with positions as the
+        user sees the file."""
+        return changes
+
+
+def compiles(text: str) -> bool:
+    """Whether ``text`` compiles as a module on this Python."""
+    try:
+        compile(text, "<text>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def byte_position(raw: bytes, offset: int):
     """(line, column), from 1, of byte ``offset``."""
     return raw.count(b"\n", 0, offset) + 1, offset - (raw.rfind(b"\n", 0, offset) + 1) + 1
 
 
 def decode(path: Path, raw: bytes) -> Source:
     if b"\0" in raw:
-        raise SourceError(path, "file contains null bytes (binary file?)", *_position(raw, raw.index(b"\0")))
+        raise SourceError(path, "file contains null bytes (binary file?)", *byte_position(raw, raw.index(b"\0")))
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     except SyntaxError as error:
@@ -61,19 +99,43 @@ def decode(path: Path, raw: bytes) -> Source:
     except LookupError:  # a cookie naming a codec that is not a text encoding (rot13)
         raise SourceError(path, f"bad encoding declaration: {encoding} is not a text encoding") from None
     except UnicodeDecodeError as error:
-        raise SourceError(path, f"cannot decode as {encoding}: {error.reason}", *_position(raw, error.start)) from None
+        raise SourceError(path, f"cannot decode as {encoding}: {error.reason}",
+                          *byte_position(raw, error.start)) from None
     return Source(path, raw, encoding, text)
 
 
 def read_source(path: Path) -> Source:
-    """Read and decode ``path``; a FIFO or device is refused before it is opened (reading one could block)."""
+    """Read and decode ``path``; a FIFO or device is refused before it is opened (reading one could block).
+
+    A ``.ipynb`` is read as a notebook; a Python file that is in fact a notebook's JSON is refused (as
+    Python, a notebook is one big dict literal that no rule would ever match).
+    """
+    notebook = path.suffix == ".ipynb"
+    if notebook:
+        from migrate.notebook import check_size, read_notebook
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
             raise SourceError(path, "not a regular file")
+        if notebook:
+            check_size(path, info.st_size)  # an enormous one (outputs) is refused before it is read
         raw = path.read_bytes()
     except OSError as error:
         raise SourceError(path, f"cannot read: {error.strerror or error}") from None
-    return decode(path, raw)
+    if notebook:
+        return read_notebook(path, raw)
+    source = decode(path, raw)
+    if source.text.lstrip().startswith("{") and _is_notebook_json(source.text):
+        raise SourceError(path, f"a Jupyter notebook (JSON), not Python: rename it to {path.stem}.ipynb")
+    return source
+
+
+def _is_notebook_json(text: str) -> bool:
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and "nbformat" in data and "cells" in data
 
 
 TEMP_MARK = "torch-migrate"

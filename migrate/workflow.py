@@ -37,6 +37,7 @@ import typer
 from migrate import driver
 from migrate.config import load_config
 from migrate.discover import SKIP_DIRS, discover
+from migrate.notebook import diff_files, is_notebook
 from migrate.progress import Progress, for_stderr
 from migrate.words import plural
 
@@ -143,7 +144,7 @@ class ReportCard:
 
 
 def _rewrite(tree: Path, options: driver.Options, jobs: int) -> List[driver.FileResult]:
-    return driver.run(discover([tree]), options, jobs)
+    return driver.run(discover([tree], notebooks=options.notebooks), options, jobs)
 
 
 def migrate_repo(
@@ -176,8 +177,8 @@ def migrate_repo(
         results = _rewrite(new, rewrite_options, jobs)
         fixes = driver.applied_fixes(results)
         progress.phase("checking for hazards left")
-        lint = driver.run(discover([new]), driver.Options(driver.LINT, rewrite_options.select,
-                                                          rewrite_options.ignore), jobs)
+        lint = driver.run(discover([new], notebooks=rewrite_options.notebooks),
+                          driver.Options(driver.LINT, rewrite_options.select, rewrite_options.ignore), jobs)
         hazards = [dict(f.to_dict(), path=str(Path(r.path).relative_to(new)))
                    for r in lint for f in r.findings if f.code >= "TM6"]
         entry_results = [EntryResult(entry, verdict) for entry, verdict in
@@ -209,6 +210,8 @@ def migrate_repo(
 
 
 def _diff(old: Path, new: Path, relative: Path) -> str:
+    if is_notebook(relative):
+        return diff_files(old / relative, new / relative, relative)
     name = relative.as_posix()
     return "".join(difflib.unified_diff(
         (old / relative).read_text(encoding="utf-8", errors="surrogateescape").splitlines(keepends=True),
@@ -288,7 +291,8 @@ def migrate_command(
     codes = lambda values: tuple(c for v in values or () for c in v.split(",") if c.strip())
     rewrite_options = driver.Options(driver.WRITE, codes(select) or tuple(config.select),
                                      codes(ignore) or tuple(config.ignore), unsafe_fixes,
-                                     tuple((p, tuple(c)) for p, c in config.per_file_ignores.items()))
+                                     tuple((p, tuple(c)) for p, c in config.per_file_ignores.items()),
+                                     notebooks=config.notebooks)
     steps, steps_source = _steps(steps, config.steps, config.source)
     verify_options = VerifyOptions(
         script_args=tuple(script_args or ()), steps=steps, device="cpu", timeout=timeout,

@@ -40,6 +40,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from migrate.notebook import runnable
 from migrate.words import plural
 
 from . import records
@@ -361,6 +362,7 @@ def _run_in(spec: RunSpec, root: Path, mirror: Path, files: Path,
     inside = root in script.parents
     script_in_run = mirror / script.relative_to(root) if inside else script
     cwd = script_in_run.parent if inside else mirror
+    script_in_run, entry_note = runnable(script_in_run, mirror, files)  # hook: a notebook runs as a script
     record_path = files / "record.pkl"
     record_stream = _RecordStream(record_path)
     config = {
@@ -408,6 +410,8 @@ def _run_in(spec: RunSpec, root: Path, mirror: Path, files: Path,
         sizes += size
     outcome.output_bytes = sizes
     outcome.status, outcome.reason = _classify(outcome, timed_out)
+    if entry_note:
+        outcome.reason += f" ({entry_note})"
     return outcome
 
 
