@@ -48,7 +48,9 @@ CROSS_DEVICE_TOLERANCES = {
 DEFAULT_MEMORY_TOLERANCE = 0.10
 # Where a check sits inside a step, so that "first" follows the order things happen in: an evaluation
 # call in step k's window ran before step k's loss; what the step printed or logged comes after it.
-_ORDER = {"eval": 0, "loss": 1, "grad": 2, "value": 3, "metric": 4, "outcome": 5, "stdout": 6, "stderr": 7,
+# Within a step: what the step computed, then how it ended (a crash explains the values it never logged), then
+# what it logged and printed.
+_ORDER = {"eval": 0, "loss": 1, "grad": 2, "value": 3, "outcome": 4, "metric": 5, "stdout": 6, "stderr": 7,
           "artifact": 8, "memory": 9, "time": 10}
 KIND_NAMES = {"loss": "losses", "grad": "gradients", "value": "parameter values", "eval": "evaluation",
               "stdout": "stdout", "stderr": "stderr", "metric": "metrics", "artifact": "files written",
@@ -382,14 +384,16 @@ def compare_runs(label: str, old: RunOutcome, new: RunOutcome, tol: Tolerance,
     new_steps = {s.step: s for s in new.steps}
     for k in sorted(set(old_steps) & set(new_steps)):
         _compare_step(c, k, old_steps[k], new_steps[k], tol)
-    if comparisons.evaluation:
-        for check in outputs.compare_evaluation(old, new, tol):
-            c.add(check)
-    if comparisons.metrics:
-        for check in outputs.compare_metrics(old, new, tol):
-            c.add(check)
+    # A run that died evaluated, logged, printed and wrote less: the outcome says it. What both did before
+    # the end counts (steps up to the last one both completed); the streams and files are whole-run.
+    same_end = old.status == new.status == "ok"
+    last = min(old.complete_steps, new.complete_steps)
+    for wanted, compare in ((comparisons.evaluation, outputs.compare_evaluation),
+                            (comparisons.metrics, outputs.compare_metrics)):
+        for check in compare(old, new, tol) if wanted else ():
+            if same_end or (check.step is not None and check.step <= last):
+                c.add(check)
     c.add(_outcome_check(old, new))
-    same_end = old.status == new.status == "ok"  # a run that died printed and wrote less: the outcome says it
     for stream in ("stdout", "stderr"):
         if getattr(comparisons, stream) and same_end:
             c.add(outputs.compare_stream(old, new, stream, tol))

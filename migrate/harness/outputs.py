@@ -32,12 +32,20 @@ def _float_tolerance(tol: Tolerance) -> tuple[float, float]:
 
 
 # ---------------------------------------------------------------- evaluation
+TRAINING = "backward"  # the grad mode of a call a backward reached (recorded without outputs)
+
+
 def _sites(forwards: Sequence[Forward]) -> list[tuple[str, list[Forward]]]:
-    """Evaluation calls grouped by call site, sites in order of their first call, calls in call order."""
+    """Calls grouped by call site, sites in order of their first call, calls in call order."""
     grouped: dict[str, list[Forward]] = {}
     for forward in sorted(forwards, key=lambda f: f.call):
         grouped.setdefault(forward.site, []).append(forward)
     return list(grouped.items())
+
+
+def _trained_only(site: tuple[str, list[Forward]] | None) -> bool:
+    """A site (or none) where every call was a training call: nothing evaluated there."""
+    return site is None or all(call.grad_mode == TRAINING for call in site[1])
 
 
 def _compare_call(o: Forward, n: Forward, tol: Tolerance) -> Check:
@@ -59,9 +67,13 @@ def compare_evaluation(old: RunOutcome, new: RunOutcome, tol: Tolerance) -> list
     checks = []
     old_sites, new_sites = _sites(old.forwards), _sites(new.forwards)
     for i in range(max(len(old_sites), len(new_sites))):
+        if _trained_only(old_sites[i] if i < len(old_sites) else None) and \
+                _trained_only(new_sites[i] if i < len(new_sites) else None):
+            continue  # training calls (sites stay paired in order of their first call)
         if i >= len(old_sites) or i >= len(new_sites):
             site, calls = (new_sites if i >= len(old_sites) else old_sites)[i]
             side = "NEW" if i >= len(old_sites) else "OLD"
+            calls = [call for call in calls if call.grad_mode != TRAINING]
             first = calls[0]
             checks.append(Check(first.after_step + 1, f"eval {first.module} at {site}", "eval", False,
                                 old="-" if side == "NEW" else plural(len(calls), "call"),
@@ -76,6 +88,8 @@ def compare_evaluation(old: RunOutcome, new: RunOutcome, tol: Tolerance) -> list
             n = calls_n[k] if k < len(calls_n) else None
             windows.setdefault((o or n).after_step, []).append((o, n))
         for after_step, calls in sorted(windows.items()):
+            if all(o and n and o.grad_mode == n.grad_mode == TRAINING for o, n in calls):
+                continue
             check = _compare_window(calls, tol)
             check.step, check.quantity, check.kind = after_step + 1, name, "eval"
             check.at = f"{_window(after_step)}, {plural(len(calls), 'call')}" + (f", {check.at}" if check.at else "")
@@ -86,10 +100,15 @@ def compare_evaluation(old: RunOutcome, new: RunOutcome, tol: Tolerance) -> list
 def _compare_window(calls: list[tuple[Forward | None, Forward | None]], tol: Tolerance) -> Check:
     """The calls at one site between two steps: the first that differs, else the summary."""
     summary = Check(None, "", "eval", True)
+    trained = []  # calls one run back-propagated through and the other evaluated
     for k, (o, n) in enumerate(calls, 1):
         if o is None or n is None:
             return Check(None, "", "eval", False, old="-" if o is None else "called", new="-" if n is None else "called",
                          at=f"call {k}", note=f"{'OLD' if o is None else 'NEW'} made fewer evaluation calls here")
+        if TRAINING in (o.grad_mode, n.grad_mode):
+            if o.grad_mode != n.grad_mode:
+                trained.append(f"{'NEW' if n.grad_mode == TRAINING else 'OLD'} back-propagated through call {k}")
+            continue
         check = _compare_call(o, n, tol)
         modes = "" if (o.grad_mode, o.training) == (n.grad_mode, n.training) else \
             f"OLD ran it {_mode(o)}, NEW {_mode(n)}"
@@ -100,6 +119,10 @@ def _compare_window(calls: list[tuple[Forward | None, Forward | None]], tol: Tol
         summary = Check(None, "", "eval", True, max_abs=max(summary.max_abs, check.max_abs),
                         max_rel=max(summary.max_rel, check.max_rel), old=check.old, new=check.new,
                         note=modes or summary.note)
+    if trained:  # not a verdict of its own: what that changes shows in the gradients, memory and errors
+        summary.ok = None if summary.ok else summary.ok
+        more = f" and {len(trained) - 1} more" if len(trained) > 1 else ""
+        summary.note = "; ".join(x for x in (summary.note, f"{trained[0]}{more}, which the other run evaluated") if x)
     return summary
 
 

@@ -61,7 +61,7 @@ def test_an_evaluation_only_change_is_found_with_its_step_and_call_site(tmp_path
     assert result.exit_code == 1
     assert (first.kind, first.step) == ("eval", 4)
     assert first.quantity == "eval Sequential at new.py:47 (OLD tests/harness/scripts/classifier.py:47)"
-    assert first.at.startswith("after step 3, 2 call(s), call 1")
+    assert first.at.startswith("after step 3, 2 calls, call 1")
     assert "after step 3" in result.reason
     # Training itself is untouched: only the steps would have said "equivalent".
     assert all(q.ok is not False for q in result.pairs[0].quantities if q.kind in ("loss", "grad", "value"))
@@ -200,13 +200,18 @@ def test_verbose_shows_each_runs_output_as_it_comes():
 
 
 def test_training_forwards_are_not_taken_for_evaluation():
-    """The GAN's generator output feeds D's step detached and G's step attached: training, not evaluation."""
+    """The GAN's generator output feeds D's step detached and G's step attached: training, not evaluation; a
+    call that a backward pass reached is recorded as training, with no outputs to compare."""
     outcome = run(SCRIPTS / "gan.py")
-    assert outcome.status == "ok" and outcome.forwards == []
+    assert outcome.status == "ok"
+    assert {(f.site, f.grad_mode) for f in outcome.forwards} == {
+        ("gan.py:15", "backward"), ("gan.py:16", "backward"), ("gan.py:20", "backward")}
+    assert all(f.outputs == [] for f in outcome.forwards)
     evaluated = run(CLASSIFIER)
-    assert [(f.after_step, f.site, f.grad_mode) for f in evaluated.forwards] == [
+    assert [(f.after_step, f.site, f.grad_mode) for f in evaluated.forwards if f.grad_mode != "backward"] == [
         (3, "classifier.py:47", "no_grad")] * 2 + [(6, "classifier.py:47", "no_grad")] * 2 + [
         (6, "classifier.py:77", "grad")]
+    assert [f.after_step for f in evaluated.forwards if f.grad_mode == "backward"] == [0, 1, 2, 3, 4, 5]
 
 
 def test_comparisons_recorded_but_switched_off_are_not_recorded_either():

@@ -61,7 +61,7 @@ def test_warnings_are_left_out_of_stderr_only():
     ("loss 0.1234\n", "loss 0.1240\n", "0.1234 in OLD, 0.1240 in NEW"),
     ("epoch 1 took 0.53s\n", "epoch 2 took 0.53s\n", "1 in OLD, 2 in NEW"),
     ("train loss 0.5\n", "test loss 0.5\n", "text differs"),
-    ("a\nb\n", "a\nb\nc\n", "NEW printed 1 more line(s)"),
+    ("a\nb\n", "a\nb\nc\n", "NEW printed 1 more line"),
 ], ids=["tensor", "tensor bool", "grad_fn", "list", "int to float", "numpy", "count", "beyond tolerance",
         "number beside a duration", "text", "extra line"])
 def test_what_a_migration_changes_is_a_difference(old, new, what):

@@ -21,6 +21,7 @@ import weakref
 import torch
 
 _MAX_OUTPUTS = 64  # tensors taken from one output structure
+BACKWARD = "backward"  # the grad mode of a call whose output a backward reached: a training call
 
 
 def _tensors(output, path, found):
@@ -117,7 +118,10 @@ class EvaluationRecorder(object):
         token = _Token()
 
         def reached(grad, token=token):
-            self.pending.pop(call, None)
+            entry = self.pending.pop(call, None)
+            if entry is not None:  # a training call: said without its outputs, so that the other run's
+                # evaluation call at this site (a migration that changed what gets gradients) is paired with it
+                self.emit(entry[1][:4] + (BACKWARD,) + entry[1][5:], [])
 
         for t in trainable:
             t.register_hook(reached)

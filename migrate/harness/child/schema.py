@@ -76,13 +76,15 @@ KINDS = {
         ("stdout_bytes", "int?", "bytes of stdout written when the step ended (places printed lines in steps)"),
         ("stderr_bytes", "int?", "the same for stderr"),
     ),
-    # A top-level module call outside training (``child.evaluation`` says which calls those are).
+    # A top-level module call outside training (``child.evaluation`` says which calls those are), or, without
+    # outputs, one a backward reached.
     "forward": (
         ("call", "int", "number of the top-level module call in the run, from 1, training calls included"),
         ("after_step", "int", "complete steps when the call was made"),
         ("site", "str", "file:line of the call in the user's tree, the file relative to the root"),
         ("module", "str", "class name of the module called"),
-        ("grad_mode", "str", "no_grad (or no output needs grad) | inference_mode | grad (no backward reached it)"),
+        ("grad_mode", "str", "no_grad (or no output needs grad) | inference_mode | grad (no backward reached it) | "
+                              "backward (a backward reached it: a training call, recorded without outputs)"),
         ("training", "bool", "the module's training flag"),
         ("outputs", "list[output]", "the tensors of its output"),
     ),
