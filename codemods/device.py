@@ -52,7 +52,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tupl
 import libcst as cst
 
 from codemods.base import Example, Rule
-from codemods.engine import SUPPRESSION
+from codemods.base import SUPPRESSION
 from codemods.names import dotted
 from codemods.walk import children
 

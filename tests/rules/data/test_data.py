@@ -14,16 +14,17 @@ import pytest
 import torch
 
 import codemods
-from codemods import data
+from codemods import family_rules
 from codemods.engine import run_rules
 
-SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+SAMPLES = Path(__file__).resolve().parents[3] / "samples"
+RULES = family_rules("data")
 
 
 def migrate(source, rules=None, unsafe=False):
-    outcome = run_rules(textwrap.dedent(source), rules or data.RULES, unsafe_fixes=unsafe)
+    outcome = run_rules(textwrap.dedent(source), rules or RULES, unsafe_fixes=unsafe)
     ast.parse(outcome.text)
-    again = run_rules(outcome.text, rules or data.RULES, unsafe_fixes=unsafe)
+    again = run_rules(outcome.text, rules or RULES, unsafe_fixes=unsafe)
     assert again.text == outcome.text, "not idempotent"
     return outcome
 
@@ -574,4 +575,4 @@ def test_samples_with_every_rule_parse_and_are_idempotent(path):
 
 def test_nothing_applies_means_byte_identical():
     source = "# -*- coding: utf-8 -*-\r\nimport torch\r\nx = torch.zeros(3)  # .data\r\n"
-    assert run_rules(source, data.RULES).text == source
+    assert run_rules(source, RULES).text == source
