@@ -40,7 +40,7 @@ unknown ``model`` is a tensor, a parameter named ``args`` is a namespace), which
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
