@@ -176,12 +176,13 @@ def _literal_dtype(node: cst.CSTNode) -> Optional[str]:
     return None
 
 
-def _nesting(node: cst.CSTNode) -> Optional[int]:
-    """The rank of ``torch.tensor([[1, 2], [3, 4]])``'s data: list nesting (``None`` unless literal)."""
-    if type(node) in (cst.Integer, cst.Float, cst.Name, cst.UnaryOperation):
+def _nesting(node: cst.CSTNode, element: bool = False) -> Optional[int]:
+    """The rank of ``torch.tensor([[1, 2], [3, 4]])``'s data: list nesting (``None`` unless literal). A name
+    inside a list is taken as a number; a bare name may be anything (a list, an array, a tensor)."""
+    if type(node) in (cst.Integer, cst.Float, cst.UnaryOperation) or element and type(node) is cst.Name:
         return 0
     if type(node) in (cst.List, cst.Tuple) and node.elements:
-        inner = {_nesting(e.value) for e in node.elements}
+        inner = {_nesting(e.value, element=True) for e in node.elements}
         return inner.pop() + 1 if len(inner) == 1 and None not in inner else None
     return None
 
@@ -593,6 +594,12 @@ class Values:
                 rank = len(args[0].value.elements)
             elif all(type(a.value) in (cst.Integer, cst.Name, cst.BinaryOperation, cst.Attribute) for a in args):
                 rank = len(args) if not (len(args) == 1 and type(args[0].value) is not cst.Integer) else None
+        elif qualified in torchapi.TENSOR_TYPES and args and not any(a.star for a in node.args):
+            # ``torch.FloatTensor(2, 3)`` takes sizes; ``torch.FloatTensor([1, 2])`` takes data (a name: either).
+            if all(type(a.value) is cst.Integer for a in args):
+                rank = len(args)
+            elif len(args) == 1:
+                rank = _nesting(args[0].value)
         elif qualified in torchapi.LIKE_FACTORIES and args:
             rank = self.value(args[0].value, scope, depth).rank
         elif name in ("tensor", "as_tensor") and args:

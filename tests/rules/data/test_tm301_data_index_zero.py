@@ -305,6 +305,25 @@ def test_first_element_of_a_one_dim_value_is_the_number_0_3_gave():
     assert migrated["shown"] == tuple(v.item() for v in current["shown"])
 
 
+def test_legacy_constructors_have_the_rank_of_their_sizes_or_data():
+    """`torch.FloatTensor(3)` takes a size (1-dim), `torch.FloatTensor([[1, 2]])` data (2-dim); a name may be
+    either, and `torch.tensor(n)` of an unknown `n` may have any rank: those stay reported."""
+    source = """
+    import torch
+    sized = torch.FloatTensor(3).zero_()
+    rows = torch.FloatTensor([[1, 2]])
+    shown = (sized.data[0], rows.data[0])
+    n = [1.0, 2.0]
+    unknown = (torch.FloatTensor(n).data[0], torch.tensor(n).data[0])
+    """
+    outcome = migrate(source)
+    assert "shown = (sized[0].item(), rows.detach()[0])" in outcome.text
+    assert "unknown = (torch.FloatTensor(n).data[0], torch.tensor(n).data[0])" in outcome.text
+    migrated, current = execute(outcome.text), execute(source)
+    assert isinstance(migrated["shown"][0], float) and migrated["shown"][0] == current["shown"][0].item()
+    assert torch.equal(migrated["shown"][1], current["shown"][1])
+
+
 def test_value_of_unknown_rank_is_reported_with_an_unsafe_fix():
     source = """
     import torch
