@@ -1,9 +1,11 @@
-"""Rule registry: every rule family module exports ``RULES``; ``all_rules()`` is the one list.
+"""Rule registry: ``all_rules()`` is the one list of every family's rules.
 
-Families (one module each, codes by hundred):
+A family is a package with one rule per module (``data/tm301_data_index_zero.py`` holds ``RULE``),
+found by ``family_rules``, or (until it is ported) a module that exports ``RULES``.
+Families (codes by hundred):
   TM1xx variable.py   ``torch.autograd.Variable`` and ``volatile``
   TM2xx device.py     ``.cuda()``/``torch.cuda.*Tensor`` -> one ``torch.device``; asynckw.py (TM203)
-  TM3xx data.py       ``.data[0]``, ``.data`` reads and manual updates
+  TM3xx data/         ``.data[0]``, ``.data`` reads and manual updates
   TM4xx deprecated.py renamed functions and changed signatures (tables)
   TM5xx current.py    behaviour changes after 0.4 (``torch.load``, ``torch.full``, ...)
   TM6xx hazards.py    autograd hazards that ``check`` reports
@@ -11,18 +13,30 @@ Families (one module each, codes by hundred):
 from __future__ import annotations
 
 import importlib
+import pkgutil
+import re
 from typing import Iterable, List, Optional
 
 FAMILIES = ("variable", "device", "asynckw", "data", "deprecated", "current", "hazards")
+RULE_MODULE = re.compile(r"^tm\d{3}_\w+$")
 _registry: List[type] = []
+
+
+def family_rules(family: str) -> List[type]:
+    """The rules of one family, by code: its ``tmNNN_*`` modules' ``RULE`` (or a plain module's ``RULES``)."""
+    module = importlib.import_module(f"codemods.{family}")
+    if not hasattr(module, "__path__"):
+        return sorted(module.RULES, key=lambda rule: rule.code)
+    names = sorted(info.name for info in pkgutil.iter_modules(module.__path__) if RULE_MODULE.match(info.name))
+    return [importlib.import_module(f"codemods.{family}.{name}").RULE for name in names]
 
 
 def all_rules() -> List[type]:
     """Every rule, by code. The families (and libcst) are imported on first use, so that a run the cache
     serves entirely, or ``--version``, never loads them."""
     if not _registry:
-        modules = [importlib.import_module(f"codemods.{family}") for family in FAMILIES]
-        _registry.extend(sorted((rule for module in modules for rule in module.RULES), key=lambda rule: rule.code))
+        _registry.extend(sorted((rule for family in FAMILIES for rule in family_rules(family)),
+                                key=lambda rule: rule.code))
     return _registry
 
 

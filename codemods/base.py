@@ -8,13 +8,16 @@ transform, so nested fixes from different rules compose
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Callable, ClassVar, Dict, Optional, Sequence, TypeVar, Union
 
 import libcst as cst
 
+from codemods.model import SemanticModel
 from codemods.names import ImportMap
 
+SUPPRESSION = re.compile(r"#\s*torch-migrate:\s*ignore(?:\[(?P<codes>[A-Z0-9_, ]+)\])?")
 Replacement = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
 Fix = Callable[[cst.CSTNode], Replacement]
 Analysis = TypeVar("Analysis")
@@ -44,6 +47,15 @@ class _Report:
     hint: str
 
 
+def suppressed(line_text: str, code: str) -> bool:
+    """``line_text`` carries ``# torch-migrate: ignore`` for every code or for ``code`` (a prefix matches)."""
+    match = SUPPRESSION.search(line_text)
+    if not match:
+        return False
+    codes = match.group("codes")
+    return codes is None or any(code.startswith(c.strip()) for c in codes.split(",") if c.strip())
+
+
 @dataclass
 class FileContext:
     """Per-file state that rules read (imports, ancestors) and write (reports, imports)."""
@@ -66,6 +78,11 @@ class FileContext:
             made = self._analyses[build] = build(self)
         return made
 
+    @property
+    def model(self) -> SemanticModel:
+        """The file's semantic model (``codemods.model``), built on first use and shared by every rule."""
+        return self.analysis(SemanticModel)
+
     def parent(self, level: int = 1) -> Optional[cst.CSTNode]:
         """The ``level``-th ancestor of the node being visited (1 = its parent)."""
         # ancestors[-1] is the node being visited itself.
@@ -74,6 +91,11 @@ class FileContext:
 
     def qualname(self, node: cst.CSTNode) -> Optional[str]:
         return self.imports.qualname(node)
+
+    def suppressed(self, statement: cst.CSTNode, code: str) -> bool:
+        """The first line of ``statement`` suppresses ``code`` (as the engine does for a report there)."""
+        first_line = self.module.code_for_node(statement.with_changes(leading_lines=())).lstrip("\n")
+        return suppressed(first_line.split("\n", 1)[0], code)
 
     # Call these from inside a fix, so that only applied fixes change imports.
     def add_import(self, module: str, obj: Optional[str] = None, asname: Optional[str] = None) -> None:

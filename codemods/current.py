@@ -23,6 +23,7 @@ import libcst as cst
 from codemods.base import Example, FileContext, Rule
 from codemods.names import dotted
 from codemods.walk import children, visit
+from codemods.torchapi import INDEX_RESULTS, MODULE_METHODS, NOT_MODULES, PARAMETERLESS_MODULES, PERMUTING_METHODS
 
 
 def _change(change: str, version: str, handling: str, script: str) -> Dict[str, str]:
@@ -95,15 +96,7 @@ BEHAVIOUR_CHANGES: Tuple[Dict[str, str], ...] = (
 # ---------------------------------------------------------------------------
 Binding = Tuple[str, Optional[cst.CSTNode], Tuple[cst.CSTNode, ...]]  # (kind, expression, scope chain)
 
-MODULE_METHODS = frozenset({"eval", "train", "parameters", "named_parameters", "modules", "named_modules",
-                            "children", "named_children", "forward", "register_forward_hook", "register_buffer"})
 MODULE_CONTAINERS = ("torch.nn.", "torchvision.models.")
-PARAMETERLESS_MODULES = frozenset({
-    "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "GELU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Softplus",
-    "Dropout", "Dropout2d", "Dropout3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d",
-    "AvgPool3d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "Upsample", "Flatten", "Identity", "PixelShuffle",
-})
-NOT_MODULES = ("torch.nn.functional.", "torch.nn.init.", "torch.nn.utils.", "torch.nn.parameter.")
 SCHEDULER_PREFIX = "torch.optim.lr_scheduler."
 INT_DTYPES = frozenset({"long", "int64", "int", "int32", "short", "int16", "int8", "uint8"})
 INT_TENSOR_TYPES = frozenset({"LongTensor", "IntTensor", "ShortTensor", "CharTensor", "ByteTensor"})
@@ -116,7 +109,6 @@ SAME_DTYPE_METHODS = frozenset({"view", "view_as", "reshape", "squeeze", "unsque
 NO_GRAD_METHODS = frozenset({"detach", "numpy", "item", "tolist", "size", "dim", "long", "int", "short", "char",
                              "byte", "bool", "argmax", "argmin", "eq", "ne", "gt", "lt", "ge", "le", "nonzero",
                              "data_ptr", "numel", "isnan", "isinf", "logical_not", "all", "any"})
-INDEX_RESULTS = frozenset({"max", "min", "sort", "topk", "kthvalue", "mode", "median"})  # [1] is the indices
 
 
 def _code(node: cst.CSTNode) -> str:
@@ -1649,7 +1641,6 @@ class LegacyAutogradFunction(Rule):
 # ops give a contiguous result for it. PERMUTED = dims out of stride order (transposed); elementwise ops
 # keep that order (TensorIterator), so their result is not contiguous either.
 STRIDED, PERMUTED = 1, 2
-PERMUTING_METHODS = frozenset({"t", "transpose", "permute", "movedim", "swapaxes", "swapdims"})
 PERMUTING_ATTRIBUTES = frozenset({"T", "mT"})
 STRIDING_METHODS = frozenset({"expand", "expand_as", "narrow", "unfold", "diagonal", "as_strided"})
 # The result is the receiver, or a view of it, or (a dtype/device conversion) may be: same layout.

@@ -17,6 +17,7 @@ import libcst as cst
 
 from codemods.base import Example, Rule
 from codemods.names import dotted
+from codemods.torchapi import LOSS_FUNCTIONS
 
 
 @dataclass(frozen=True)
@@ -196,10 +197,6 @@ LOSS_PARAMETERS: Dict[str, Tuple[str, ...]] = {
         "TripletMarginLoss": ("margin", "p", "eps", "swap", "size_average", "reduce", "reduction"),
     }.items()},
 }
-# Every torch.nn.functional loss (TM3xx: with a reducing `reduction` its result is one value).
-LOSS_FUNCTIONS = frozenset(
-    {q.rpartition(".")[2] for q in LOSS_PARAMETERS if q.startswith("torch.nn.functional.")}
-    | {"huber_loss", "ctc_loss", "gaussian_nll_loss", "triplet_margin_with_distance_loss"})
 
 
 # Keywords renamed with the same meaning: (method name, or qualified function) -> {old keyword: new keyword}.

@@ -52,9 +52,10 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tupl
 import libcst as cst
 
 from codemods.base import Example, Rule
-from codemods.engine import SUPPRESSION
+from codemods.base import SUPPRESSION
 from codemods.names import dotted
 from codemods.walk import children
+from codemods.torchapi import IN_PLACE_INITIALISERS
 
 # Legacy tensor type -> the ``torch`` dtype it stands for (one table for CPU and ``torch.cuda`` types).
 TENSOR_TYPES: Dict[str, str] = {
@@ -72,9 +73,6 @@ TENSOR_TYPES: Dict[str, str] = {
 # ``torch.empty`` already makes these (unless the file changes the default dtype): no ``dtype=`` needed.
 DEFAULT_DTYPE_TYPES = frozenset({"FloatTensor", "Tensor"})
 DEFAULT_DTYPE_SETTERS = frozenset({"torch.set_default_dtype", "torch.set_default_tensor_type"})
-# A constructor immediately filled by one of these did not care about its contents: its argument was a size.
-IN_PLACE_INITIALISERS = frozenset({"zero_", "fill_", "normal_", "uniform_", "random_", "bernoulli_",
-                                   "exponential_", "geometric_", "cauchy_", "log_normal_"})
 # Single arguments whose kind is known: calls returning sizes / sequences, attributes that are sizes.
 SIZE_FUNCTIONS = frozenset({"len", "int"})
 DATA_FUNCTIONS = frozenset({"list", "range", "sorted"})

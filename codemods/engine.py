@@ -11,20 +11,18 @@
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 
-from codemods.base import FileContext, Rule
+from codemods.base import FileContext, Rule, suppressed
 from codemods.finding import Finding
 from codemods.imports import add_imports, remove_unused_imports
 from codemods.names import ImportMap
 from codemods.positions import NEWLINE, positions
-from codemods.walk import children, indexed
+from codemods.walk import children, indexed, parent
 
-SUPPRESSION = re.compile(r"#\s*torch-migrate:\s*ignore(?:\[(?P<codes>[A-Z0-9_, ]+)\])?")
 
 
 class TextRule:
@@ -65,7 +63,6 @@ class _Dispatcher:
 
     def __init__(self, ctx: FileContext, rules: Sequence[Rule]):
         self.ancestors = ctx.ancestors
-        self.parents: Dict[int, cst.CSTNode] = {}  # id(node) -> parent, to find the paths fixes lie on
         self.visits: Dict[type, list] = {}
         self.leaves: Dict[type, list] = {}
         for rule in rules:
@@ -78,9 +75,7 @@ class _Dispatcher:
         node_type = type(node)
         for handler in self.visits.get(node_type, ()):
             handler(node)
-        parents = self.parents
         for child in children(node):
-            parents[id(child)] = node
             self.run(child)
         for handler in self.leaves.get(node_type, ()):
             handler(node)
@@ -94,15 +89,14 @@ class _ApplyFixes(cst.CSTTransformer):
     every other subtree is kept as it is.
     """
 
-    def __init__(self, fixes: Dict[int, list], parents: Dict[int, cst.CSTNode]):
+    def __init__(self, fixes: Dict[int, list], targets: Sequence[cst.CSTNode]):
         super().__init__()
         self.fixes = fixes
         self.on_path = set()
-        for target in fixes:
-            while target is not None and target not in self.on_path:
-                self.on_path.add(target)
-                parent = parents.get(target)
-                target = id(parent) if parent is not None else None
+        for node in targets:
+            while node is not None and id(node) not in self.on_path:
+                self.on_path.add(id(node))
+                node = parent(node)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         return id(node) in self.on_path
@@ -113,14 +107,6 @@ class _ApplyFixes(cst.CSTTransformer):
                 break  # an earlier fix removed or split the node
             updated_node = fix(updated_node)
         return updated_node
-
-
-def _suppressed(line_text: str, code: str) -> bool:
-    match = SUPPRESSION.search(line_text)
-    if not match:
-        return False
-    codes = match.group("codes")
-    return codes is None or any(code.startswith(c.strip()) for c in codes.split(",") if c.strip())
 
 
 def run_rules(text: str, rules: Sequence[type], *, unsafe_fixes: bool = False, fix: bool = True) -> Outcome:
@@ -137,7 +123,7 @@ def run_rules(text: str, rules: Sequence[type], *, unsafe_fixes: bool = False, f
             text, text_findings = rule_class().rewrite(text)
             for finding in text_findings:
                 finding.applied = fix
-                if not _suppressed(lines[finding.line - 1], finding.code):
+                if not suppressed(lines[finding.line - 1], finding.code):
                     findings.append(finding)
 
     module = cst.parse_module(text)
@@ -159,12 +145,13 @@ def _tree_pass(module: cst.Module, rules: Sequence[type], lines: List[str], find
     dispatcher.run(module)
 
     fixes: Dict[int, list] = {}
+    targets: List[cst.CSTNode] = []
     if ctx.reports:
         spans = positions(module, [report.node for report in ctx.reports])
         for report in ctx.reports:
             line, column, end_line, _ = spans[id(report.node)]
             line_text = lines[line - 1] if line <= len(lines) else ""
-            if _suppressed(line_text, report.rule.code):
+            if suppressed(line_text, report.rule.code):
                 continue
             will_fix = fix and report.fix is not None and (not report.unsafe or unsafe_fixes)
             findings.append(
@@ -182,7 +169,8 @@ def _tree_pass(module: cst.Module, rules: Sequence[type], lines: List[str], find
             )
             if will_fix:
                 fixes.setdefault(id(report.node), []).append(report.fix)
+                targets.append(report.node)
     if not fixes:
         return None
-    module = module.visit(_ApplyFixes(fixes, dispatcher.parents))
+    module = module.visit(_ApplyFixes(fixes, targets))
     return remove_unused_imports(add_imports(module, ctx.added_imports), ctx.removed_imports)

@@ -23,6 +23,7 @@ import libcst as cst
 from codemods.base import Example, FileContext, Rule
 from codemods.names import dotted
 from codemods.walk import children
+from codemods.torchapi import AUTOGRAD_CALLS, DERIVING_METHODS, GRAD_OFF, GRAD_READERS, GRAD_SWITCH, IDENTITY_METHODS, INPLACE_METHODS, MODULE_SELF_METHODS, NOT_MATH, OPTIMIZERS, PARAMETER, RNN_LAYERS, VARIABLE
 
 # ---------------------------------------------------------------------------
 # Tables
@@ -34,20 +35,6 @@ FACTORIES = frozenset({
     "randn_like", "randint_like", "Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor",
     "ShortTensor", "ByteTensor", "CharTensor", "BoolTensor",
 })
-VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
-PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
-# In-place tensor methods that raise "a leaf Variable that requires grad is being used in an in-place
-# operation" on a parameter outside ``torch.no_grad()`` and work inside it (tests/rules/test_hazards.py checks
-# each one with torch; ``resize_`` is absent: it raises under no_grad too).
-INPLACE_METHODS = frozenset({
-    "copy_", "zero_", "fill_", "uniform_", "normal_", "bernoulli_", "random_", "exponential_", "geometric_",
-    "cauchy_", "log_normal_", "add_", "sub_", "mul_", "div_", "addcmul_", "addcdiv_", "clamp_", "clamp_min_",
-    "clamp_max_", "clip_", "pow_", "sqrt_", "exp_", "log_", "neg_", "abs_", "sign_", "floor_", "ceil_", "round_",
-    "lerp_", "masked_fill_", "index_fill_", "index_add_", "index_copy_", "index_put_", "scatter_", "scatter_add_",
-    "renorm_", "sigmoid_", "tanh_", "relu_", "t_", "transpose_", "squeeze_", "unsqueeze_", "fmod_", "remainder_",
-    "reciprocal_", "addmm_", "put_", "masked_scatter_", "nan_to_num_", "fill_diagonal_", "square_", "copysign_",
-    "trunc_", "frac_", "rsqrt_", "log1p_", "expm1_", "sin_", "cos_", "erfinv_",
-})
 # torch.nn layers and the attributes that are their parameters.
 LAYER_PARAMS: Dict[str, Tuple[str, ...]] = {
     **{name: ("weight", "bias") for name in (
@@ -56,48 +43,22 @@ LAYER_PARAMS: Dict[str, Tuple[str, ...]] = {
     "Embedding": ("weight",), "EmbeddingBag": ("weight",), "PReLU": ("weight",),
     **{name: ("weight_ih", "weight_hh", "bias_ih", "bias_hh") for name in ("RNNCell", "LSTMCell", "GRUCell")},
 }
-RNN_LAYERS = frozenset({"RNN", "LSTM", "GRU"})  # parameters weight_ih_l0, bias_hh_l1, ...
 PARAM_LAYERS = frozenset({*LAYER_PARAMS, *RNN_LAYERS, "MultiheadAttention", "Transformer", "TransformerEncoder",
                           "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer"})
-# Methods that may return the tensor itself (so a leaf may stay a leaf).
-IDENTITY_METHODS = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "type", "type_as",
-                              "contiguous", "pin_memory"})
-# Methods whose result is a new tensor with history when the receiver has some.
-DERIVING_METHODS = frozenset({
-    "view", "view_as", "reshape", "reshape_as", "expand", "expand_as", "repeat", "permute", "transpose", "t",
-    "squeeze", "unsqueeze", "flatten", "narrow", "select", "index_select", "gather", "masked_select", "clone",
-    "sum", "mean", "prod", "std", "var", "norm", "pow", "exp", "log", "sqrt", "abs", "neg", "sigmoid", "tanh",
-    "relu", "softmax", "log_softmax", "mm", "matmul", "bmm", "mv", "dot", "mul", "add", "sub", "div", "clamp",
-    "flip", "roll", "cumsum", "diag", "tril", "triu", "masked_fill", "lerp", "addmm", "outer", "square",
-    "logsumexp", "unfold", "index_add", "scatter", "scatter_add", "repeat_interleave", "tile", "movedim",
-})
 # Methods whose result never requires grad.
 NO_GRAD_METHODS = frozenset({"detach", "long", "int", "short", "byte", "char", "bool", "argmax", "argmin", "eq",
                              "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "nonzero", "new", "new_zeros",
                              "new_ones", "new_empty", "new_full", "new_tensor"})
-MODULE_SELF_METHODS = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "type"})
 # Calls that never carry a graph forward (values, sizes, printing).
 PLAIN_BUILTINS = frozenset({"print", "len", "int", "float", "str", "repr", "bool", "isinstance", "type", "format",
                             "id", "hash", "range", "round", "abs", "min", "max", "sum"})
 SCALAR_METHODS = frozenset({"item", "tolist", "numpy", "size", "dim", "numel", "data_ptr", "element_size",
                             "nelement", "stride", "is_contiguous", "new_zeros", "new_ones", "new_empty", "new_full",
                             "new_tensor", "new", "zero_", "fill_"})
-OPTIMIZERS = frozenset({"Adam", "AdamW", "SGD", "RMSprop", "Adagrad", "Adadelta", "Adamax", "ASGD", "LBFGS", "Rprop",
-                        "SparseAdam", "NAdam", "RAdam", "LAMB", "Lamb", "FusedAdam", "FusedLAMB", "FusedSGD",
-                        "Adafactor", "Lion", "Yogi", "AdaBound", "LARS"})
-# Qualified prefixes whose calls are neither tensor math nor modules.
-NOT_MATH = ("torch.autograd", "torch.optim", "torch.func", "torch.utils", "torch.distributed", "torch.jit",
-            "torch.save", "torch.load", "torch.nn.utils", "torch.nn.init", "torch.nn.parameter", "torch.nn.Parameter",
-            "torch.cuda", "torch.backends", "torch.multiprocessing", "torch.onnx", "torch.hub")
 NOT_MODULE_CLASSES = ("torch.optim", "torch.utils", "torch.distributions", "torch.device", "torch.dtype",
                       "torch.Generator", "torch.Size", "torch.autograd", "torch.nn.Parameter",
                       "torch.nn.parameter", "argparse", "collections", "pathlib", "logging")
-GRAD_OFF = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
-                      "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode"})
-GRAD_SWITCH = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
-                         "torch.autograd.grad_mode.set_grad_enabled"})
 GRAD_ON = frozenset({"torch.enable_grad", "torch.autograd.enable_grad"})
-AUTOGRAD_CALLS = frozenset({"torch.autograd.backward", "torch.autograd.grad"})
 DETECT_ANOMALY = frozenset({"torch.autograd.detect_anomaly", "torch.autograd.anomaly_mode.detect_anomaly"})
 SET_DETECT_ANOMALY = frozenset({"torch.autograd.set_detect_anomaly",
                                 "torch.autograd.anomaly_mode.set_detect_anomaly"})
@@ -107,9 +68,6 @@ INPUT_GRADIENTS = ("torch.autograd.grad", "torch.autograd.functional", "torch.fu
 # Calls that read or apply gradients of what they are given.
 GRAD_CONSUMERS = ("torch.autograd", "torch.optim", "torch.func", "torch.distributed.autograd",
                   "torch.distributed.optim")
-# Uses of a tensor that mean its gradient is wanted.
-GRAD_READERS = frozenset({"grad", "grad_fn", "requires_grad", "register_hook", "retain_grad",
-                          "register_post_accumulate_grad_hook"})
 
 Scope = cst.CSTNode  # Module, FunctionDef, Lambda or ClassDef
 Chain = Tuple[cst.CSTNode, ...]  # enclosing scopes, innermost first

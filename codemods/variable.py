@@ -36,18 +36,12 @@ import libcst as cst
 from codemods.base import Example, Rule
 from codemods.names import dotted
 from codemods.walk import children
+from codemods.torchapi import REQUIRES_GRAD_FACTORIES, TENSOR_TYPES
 
 VARIABLE = "torch.autograd.Variable"
 
 _TENSOR_TYPES = ("Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
                  "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "BoolTensor")
-# Tensor types (and aliases of them) called as legacy constructors: new tensors without history.
-TENSOR_TYPES = frozenset({f"torch.{t}" for t in _TENSOR_TYPES} | {f"torch.cuda.{t}" for t in _TENSOR_TYPES[1:]})
-# Factories that accept ``requires_grad=`` (checked on torch 2.x):
-# ``Variable(torch.randn(3), requires_grad=True)`` -> ``torch.randn(3, requires_grad=True)``.
-REQUIRES_GRAD_FACTORIES = frozenset(f"torch.{f}" for f in (
-    "randn", "rand", "zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "tensor",
-    "zeros_like", "ones_like", "rand_like", "randn_like", "empty_like", "full_like"))
 # Calls that return a new tensor without autograd history, whatever their arguments.
 FACTORIES = REQUIRES_GRAD_FACTORIES | TENSOR_TYPES | frozenset(
     f"torch.{f}" for f in ("from_numpy", "randint", "randint_like", "randperm", "range", "multinomial"))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import re
-from typing import Dict, Iterator, Tuple
+from typing import Dict, Iterator, Optional, Tuple
 
 import libcst as cst
 
@@ -71,6 +71,16 @@ def _compute_children(node: cst.CSTNode) -> Tuple[cst.CSTNode, ...]:
 
 
 _INDEX: Dict[int, Tuple[cst.CSTNode, Tuple[cst.CSTNode, ...]]] = {}  # id(node) -> (node, its children)
+_PARENTS: Dict[int, cst.CSTNode] = {}  # id(node) -> its parent, for the tree being processed
+
+
+def parent(node: cst.CSTNode) -> Optional[cst.CSTNode]:
+    """The parent of ``node`` in the tree ``indexed`` is running for (``None`` for the root, or a node not in it)."""
+    found = _PARENTS.get(id(node))
+    if found is None:
+        return None
+    known = _INDEX.get(id(node))
+    return found if known is not None and known[0] is node else None
 
 
 def children(node: cst.CSTNode) -> Tuple[cst.CSTNode, ...]:
@@ -84,24 +94,26 @@ def children(node: cst.CSTNode) -> Tuple[cst.CSTNode, ...]:
 
 @contextlib.contextmanager
 def indexed(root: cst.CSTNode) -> Iterator[None]:
-    """Compute every node's children under ``root`` once, for all the walks made inside the block.
+    """Compute every node's children (and parent) under ``root`` once, for all the walks made inside the block.
 
     Each rule family walks the whole file for its own analysis; finding a
     node's children (its dataclass fields, filtered) costs more than the
     visit itself, so the engine pays for it once per file.
     """
-    global _INDEX
-    index, stack = {}, [root]
+    global _INDEX, _PARENTS
+    index, parents, stack = {}, {}, [root]
     while stack:
         node = stack.pop()
         kids = _compute_children(node)
         index[id(node)] = (node, kids)
+        for kid in kids:
+            parents[id(kid)] = node
         stack.extend(kids)
-    saved, _INDEX = _INDEX, index
+    saved, _INDEX, _PARENTS = (_INDEX, _PARENTS), index, parents
     try:
         yield
     finally:
-        _INDEX = saved
+        _INDEX, _PARENTS = saved
 
 
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:

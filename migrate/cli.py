@@ -232,8 +232,19 @@ def check(
 
 
 @app.command()
-def rules(markdown: bool = typer.Option(False, "--markdown", help="Print the README's Markdown table.")) -> None:
-    """List every rule: code, kind, summary."""
+def rules(code: Optional[str] = typer.Argument(None, metavar="[CODE]", help="Show one rule's documentation "
+                                                 "and examples (e.g. TM302)."),
+          markdown: bool = typer.Option(False, "--markdown", help="Print the README's Markdown table.")) -> None:
+    """List every rule: code, kind, summary; with a CODE, that rule's documentation and examples."""
+    if code is not None:
+        from migrate.docs import rule_page  # imports the rules (libcst), never torch
+
+        page = rule_page(code)
+        if page is None:
+            _error(f"unknown rule code: {code} (`torch-migrate rules` lists them)")
+            raise typer.Exit(EXIT_USAGE)
+        sys.stdout.write(page)
+        return
     if markdown:
         from migrate.docs import rules_table  # it reads the rule tables of two families
 

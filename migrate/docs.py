@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 import sys
+import textwrap
 from pathlib import Path
-from typing import Callable, Dict
+from typing import Callable, Dict, Optional
 
 import codemods
 from codemods import current, deprecated
@@ -35,6 +36,26 @@ def rules_table() -> str:
         lines.append(f"| {rule.code} | {rule.kind} | {rule.summary.replace('|', chr(92) + '|')} | "
                      f"{_cell(example.before)} | {after} |")
     return "\n".join(lines) + "\n"
+
+
+def rule_page(code: str) -> Optional[str]:
+    """One rule's documentation and documented examples (``torch-migrate rules TM302``), or ``None``."""
+    rule = next((r for r in codemods.all_rules() if r.code == code.strip().upper()), None)
+    if rule is None:
+        return None
+    lines = [f"{rule.code} {rule.name} ({rule.kind})", "", rule.summary, ""]
+    if rule.__doc__:
+        lines += [textwrap.dedent("    " + rule.__doc__.strip()).strip(), ""]
+    for example in rule.changes:
+        lines.append("changes" + (" (with --unsafe-fixes):" if example.unsafe else ":"))
+        lines += [textwrap.indent(example.before.rstrip("\n"), "    "), "  becomes" if example.after is not None
+                  else "  reported, left unchanged"]
+        if example.after is not None:
+            lines.append(textwrap.indent(example.after.rstrip("\n"), "    "))
+        lines.append("")
+    for source in rule.keeps:
+        lines += ["keeps:", textwrap.indent(source.rstrip("\n"), "    "), ""]
+    return "\n".join(lines)
 
 
 def behaviour_table() -> str:

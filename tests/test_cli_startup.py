@@ -85,3 +85,21 @@ def test_no_command_prints_the_help(tmp_path):
     result = torch_migrate(cwd=tmp_path)
     assert result.returncode == 2
     assert "Usage: torch-migrate [OPTIONS] COMMAND [ARGS]..." in result.stderr and "migrate" in result.stderr
+
+
+def test_rules_with_a_code_prints_that_rules_documentation_and_examples(tmp_path):
+    result = torch_migrate("rules", "tm302", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    rule = next(r for r in codemods.all_rules() if r.code == "TM302")
+    assert result.stdout.startswith(f"TM302 {rule.name} (fix)\n") and rule.summary in result.stdout
+    assert "a name that is later used as a tensor" in result.stdout  # the docstring
+    for example in rule.changes:
+        assert example.after.splitlines()[-1] in result.stdout
+    assert result.stdout.count("keeps:") == len(rule.keeps)
+    assert "torch" not in imported_modules("rules", "TM302", cwd=tmp_path)
+
+
+def test_rules_with_an_unknown_code_is_a_usage_error(tmp_path):
+    result = torch_migrate("rules", "TM999", cwd=tmp_path)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.strip().splitlines() == ["error: unknown rule code: TM999 (`torch-migrate rules` lists them)"]

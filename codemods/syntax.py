@@ -1,0 +1,100 @@
+"""Small libcst helpers every rule family uses: reading arguments and literals, building calls and keywords,
+and spelling a torch name the way the file imports it."""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import libcst as cst
+
+TIGHT_EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+_PRIMARY = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
+
+
+def code(node: cst.CSTNode) -> str:
+    """The source text of ``node``."""
+    return cst.Module([]).code_for_node(node)
+
+
+def string(node: Optional[cst.CSTNode]) -> Optional[str]:
+    """The value of a plain string literal, else ``None``."""
+    if type(node) is cst.SimpleString:
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def method_name(node: cst.CSTNode) -> Optional[str]:
+    """``m`` for a call ``x.m(...)``."""
+    if type(node) is cst.Call and type(node.func) is cst.Attribute:
+        return node.func.attr.value
+    return None
+
+
+def argument(call: cst.Call, name: str, position: Optional[int] = None) -> Optional[cst.Arg]:
+    """The argument passed as ``name=`` or, failing that, the ``position``-th positional one."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    if position is not None:
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if position < len(positional):
+            return positional[position]
+    return None
+
+
+def keyword(name: str, value: cst.BaseExpression, like: Optional[cst.Arg] = None) -> cst.Arg:
+    """``name=value`` (PEP 8 spacing); with ``like``, in that argument's place (its comma and spacing)."""
+    arg = cst.Arg(value=value, keyword=cst.Name(name), equal=TIGHT_EQUAL)
+    return arg.with_changes(comma=like.comma, whitespace_after_arg=like.whitespace_after_arg) if like else arg
+
+
+def append_argument(call: cst.Call, arg: cst.Arg) -> cst.Call:
+    """``call`` with ``arg`` added last, keeping a trailing comma and a multi-line layout."""
+    args = list(call.args)
+    if not args:
+        return call.with_changes(args=[arg])
+    last_comma = args[-1].comma
+    if last_comma is cst.MaybeSentinel.DEFAULT:
+        args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        return call.with_changes(args=[*args, arg])
+    between = args[-2].comma if len(args) > 1 else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    args[-1] = args[-1].with_changes(comma=between)
+    return call.with_changes(args=[*args, arg.with_changes(comma=last_comma)])
+
+
+def method_call(receiver: cst.BaseExpression, name: str, args: Sequence[cst.Arg] = (),
+                like: Optional[cst.BaseExpression] = None) -> cst.Call:
+    """``receiver.name(args)``, parenthesizing a receiver that is not a primary expression; with ``like``,
+    the parentheses ``like`` had."""
+    if type(receiver) not in _PRIMARY and not receiver.lpar:
+        receiver = receiver.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    call = cst.Call(func=cst.Attribute(value=receiver, attr=cst.Name(name)), args=list(args))
+    return call.with_changes(lpar=like.lpar, rpar=like.rpar) if like is not None else call
+
+
+def literal(node: Optional[cst.CSTNode]) -> object:
+    """``True``/``False``/``None`` for those names, a number for a number (negated too), else ``...``."""
+    if type(node) is cst.Name and node.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[node.value]
+    if type(node) in (cst.Integer, cst.Float):
+        return node.evaluated_value
+    if type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus:
+        inner = literal(node.expression)
+        return -inner if isinstance(inner, (int, float)) and not isinstance(inner, bool) else ...
+    return ...
+
+
+def spell(ctx, qualified: str) -> str:
+    """How the file can spell ``qualified`` (``torch.no_grad``; ``nn.Module`` where it imports ``torch.nn as
+    nn``), scheduling ``import torch`` when it has no import that reaches it. Call it from inside a fix, so
+    that only an applied fix adds the import."""
+    local = ctx.imports.local_name(qualified)
+    if local is None:
+        ctx.add_import(qualified.split(".")[0])
+        local = qualified
+    return local
+
+
+def spelled(ctx, qualified: str) -> cst.BaseExpression:
+    """``spell`` as an expression."""
+    return cst.parse_expression(spell(ctx, qualified))

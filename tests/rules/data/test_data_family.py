@@ -1,0 +1,53 @@
+"""The data family with the other families, and on the samples.
+
+Rewrites are checked for their text and, with real torch, for computing what the legacy code computed
+(the legacy `.data` forms still run on torch 2.x, so old and new run side by side)."""
+import ast
+
+import pytest
+
+import codemods
+from codemods.engine import run_rules
+from data_support import RULES, SAMPLES, migrate
+
+
+def test_variable_of_data_composes_with_tm1xx():
+    outcome = migrate("""
+    from torch.autograd import Variable
+    def repackage(h):
+        return Variable(h.data)
+    fake = netG(noise)
+    out = netD(Variable(fake.data))
+    """, rules=codemods.all_rules())
+    assert "Variable" not in outcome.text and ".data" not in outcome.text
+    assert "return h.detach()" in outcome.text and "netD(fake.detach())" in outcome.text
+
+
+def test_loss_of_deprecated_call_composes_with_tm4xx():
+    outcome = migrate("""
+    import torch.nn as nn
+    import torch.nn.functional as F
+    test_loss += F.nll_loss(output, target, size_average=False).data[0]
+    nn.init.normal(m.weight.data, 0.0, 0.02)
+    """, rules=codemods.all_rules())
+    assert "F.nll_loss(output, target, reduction='sum').item()" in outcome.text
+    assert "nn.init.normal_(m.weight, 0.0, 0.02)" in outcome.text
+
+
+@pytest.mark.parametrize("path", sorted(p.relative_to(SAMPLES).as_posix() for p in SAMPLES.rglob("*.py")))
+def test_samples_with_every_rule_parse_and_are_idempotent(path):
+    text = (SAMPLES / path).read_text(encoding="utf-8")
+    first = run_rules(text, codemods.all_rules())
+    compile(first.text, path, "exec")
+    second = run_rules(first.text, codemods.all_rules())
+    assert second.text == first.text
+    left = [n for n in ast.walk(ast.parse(first.text)) if isinstance(n, ast.Subscript)
+            and isinstance(n.value, ast.Attribute) and n.value.attr == "data"
+            and isinstance(n.slice, ast.Constant) and n.slice.value == 0]
+    flagged_lines = {f.line for f in second.findings if f.code == "TM301"}
+    assert all(n.lineno in flagged_lines for n in left), "a `.data[0]` left without a diagnostic"
+
+
+def test_nothing_applies_means_byte_identical():
+    source = "# -*- coding: utf-8 -*-\r\nimport torch\r\nx = torch.zeros(3)  # .data\r\n"
+    assert run_rules(source, RULES).text == source
