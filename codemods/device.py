@@ -46,6 +46,7 @@ The rules share one plan per file (``_Plan``, from one walk: ``_Facts``):
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
@@ -84,6 +85,9 @@ CUDA_ONLY_STATEMENTS = frozenset({"torch.cuda.set_device", "torch.cuda.synchroni
 # ``.cuda(...)`` keywords naming the GPU (``device_id`` is the 0.1/0.2 spelling).
 INDEX_KEYWORDS = frozenset({"device", "device_id"})
 DEVICE_NAMES = ("device", "torch_device", "device_")  # the first one the file does not use names the device
+# A guard's test that names the CUDA switch (``args.cuda``, ``use_gpu``, ``opt.with_cuda``, ``USE_CUDA``); a
+# guard that only happens to contain ``.cuda()`` calls (``if args.resume:``) is not one.
+CUDA_FLAG_NAME = re.compile(r"(?i)^(use_?|with_?|enable_?|on_?|has_?|run_on_?)?(cuda|gpu|gpus)(_?(available|enabled|on))?$")
 
 _SCOPES = (cst.Module, cst.FunctionDef, cst.Lambda)
 _BLOCKS = (cst.Module, cst.IndentedBlock)
@@ -298,7 +302,7 @@ class _Facts(_Walker):
         binding = self.bindings[(id(scope), name)][-1]
         if self._is_device_value(node.value):
             self.devices.append((name, binding, scope))
-        elif self._is_flag_value(node.value):
+        elif self.is_flag_value(node.value):
             self.flags.append((name, binding, scope))
         elif isinstance(node.targets[0].target, cst.Name) and binding.line is not None:
             self._selection(name, node.value, binding.line)
@@ -437,16 +441,16 @@ class _Facts(_Walker):
             return None not in strings and "cpu" in strings and any(s.startswith("cuda") for s in strings)
         return False
 
-    def _is_flag_value(self, value: cst.CSTNode) -> bool:
+    def is_flag_value(self, value: cst.CSTNode) -> bool:
         """A boolean built from ``torch.cuda.is_available()`` (``not args.no_cuda and ...``)."""
         if isinstance(value, cst.Call):
             return self.qualname(value.func) == "torch.cuda.is_available"
         if isinstance(value, cst.BooleanOperation):
-            return self._is_flag_value(value.left) or self._is_flag_value(value.right)
+            return self.is_flag_value(value.left) or self.is_flag_value(value.right)
         if isinstance(value, cst.UnaryOperation):
-            return self._is_flag_value(value.expression)
+            return self.is_flag_value(value.expression)
         if isinstance(value, cst.Comparison):
-            return self._is_flag_value(value.left) or any(self._is_flag_value(c.comparator)
+            return self.is_flag_value(value.left) or any(self.is_flag_value(c.comparator)
                                                           for c in value.comparisons)
         return False
 
@@ -676,7 +680,7 @@ class _Plan:
                 tests.setdefault(dotted(test), where)
         for test, where in tests.items():
             found = self._flag_binding(test, where)
-            if found is not None:
+            if found is not None and self._is_cuda_flag(test, found[0]):
                 candidates.append((1, test) + found)
         best, best_score = None, None
         for rank, flag, binding, scope in candidates:
@@ -685,6 +689,16 @@ class _Plan:
                 if score[1] and (best_score is None or score > best_score):
                     best, best_score = device, score
         return best or self._default()
+
+    def _is_cuda_flag(self, test: str, binding: _Binding) -> bool:
+        """Only a test that is provably about CUDA may choose the device: named as a CUDA switch (``args.cuda``,
+        ``use_gpu``), not an integer option (``if args.gpu:`` is false for GPU 0), or bound to
+        ``torch.cuda.is_available()``. Any other test that guards ``.cuda()`` calls (``if args.resume:``) would
+        leave the model on the CPU on a GPU machine, so the device comes from ``is_available()`` instead."""
+        last = test.rpartition(".")[2]
+        if CUDA_FLAG_NAME.match(last) and last not in self.facts.int_options:
+            return True
+        return binding.value is not None and binding.kind == "assign" and self.facts.is_flag_value(binding.value)
 
     def _flag_binding(self, test: str, where: _Where) -> Optional[Tuple[_Binding, cst.CSTNode]]:
         """The statement that sets ``test`` (or the object it is read from) as seen from ``where``."""
@@ -1220,6 +1234,12 @@ class CudaToDevice(_DefinesDevice):
             "    seq_range = seq_range.to(lengths.device)\n    return seq_range < lengths.unsqueeze(1)\n",
         ),
         Example("import torch\nmodel = Net()\nmodel.cuda(args.gpu)\n"),
+        Example(  # a guard that is not about CUDA does not choose the device: the model still goes to the GPU
+            "import torch\nargs = parser.parse_args()\nmodel = Net()\nif args.finetune:\n    model.cuda()\n",
+            "import torch\n\n"
+            'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+            "args = parser.parse_args()\nmodel = Net()\nif args.finetune:\n    model.to(device)\n",
+        ),
     )
     keeps = (
         "import torch\nx = torch.zeros(2)\ny = x.cpu()\nif x.is_cuda:\n    print('gpu')\n",
