@@ -93,6 +93,11 @@ def _divergence_lines(result: VerifyResult) -> list[str]:
         lines.append(f"max abs error {first.max_abs:.3g}, max rel error {first.max_rel:.3g}")
     if first.note:
         lines.append(_short(first.note, 400))
+    found = result.localization
+    if found is not None:
+        lines.append(f"{found.pair} {found.message}" + (f" (modules matched by {found.matched_by})"
+                                                          if found.matched_by != "name" else ""))
+        lines += [f"  changed inside it: {line}" for line in found.lines]
     frames = user_frames(result.divergence_pair.new) if first.kind == "outcome" else []
     if frames:
         path, line = frames[0]
@@ -230,6 +235,12 @@ def write_junit(result: VerifyResult, path: Path) -> None:
                 ET.SubElement(case, "failure", message=_plain(f"{_where(bad)}: OLD {bad.old}, NEW {bad.new}. {bad.note}".strip()))
             elif q.ok is None:
                 ET.SubElement(case, "system-out").text = f"OLD {q.shown.old}, NEW {q.shown.new} {q.shown.note}"
+    found = result.localization
+    if found is not None:
+        case = ET.SubElement(suite, "testcase", classname=f"verify.{found.pair}.localization",
+                             name=found.module or found.param or found.where)
+        ET.SubElement(case, "failure", message=_plain("; ".join([found.message, *found.lines])))
+        cases, failures = cases + 1, failures + 1
     suite.set("skipped", str(sum(len(p.comparisons.off()) for p in result.pairs)))
     suite.set("tests", str(cases))
     suite.set("failures", str(failures))

@@ -18,7 +18,7 @@ import re
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -28,6 +28,7 @@ from migrate.progress import Progress
 from .attribution import Change, Culprit, diff_changes, load_change_map, rank
 from .comparer import (DEFAULT_MEMORY_TOLERANCE, Check, Comparisons, PairComparison, Tolerance, compare_runs,
                        decode_elements)
+from .localize import KINDS as LOCALIZED_KINDS, Localization, locate
 from .records import EncodedTensor
 from .runner import RunOutcome, RunSpec, run_side
 
@@ -63,6 +64,7 @@ class VerifyOptions:
     compare: Comparisons = Comparisons()
     ignore_output: tuple[str, ...] = ()  # globs (relative to the root, or file names) of written files left out
     echo: bool = False  # show each run's output as it comes
+    localize: bool = True  # after a divergence, re-run both up to its step with module hooks
 
 
 @dataclass
@@ -75,6 +77,7 @@ class VerifyResult:
     reason: str
     pairs: list[PairComparison]
     culprits: list[Culprit] = field(default_factory=list)
+    localization: Localization | None = None
 
     @property
     def runs(self) -> list[RunOutcome]:
@@ -100,6 +103,7 @@ class VerifyResult:
             "options": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self.options).items()
                         if k != "change_map"},
             "first_divergence": None if first is None else {"pair": self.divergence_pair.label, **asdict(first)},
+            "localization": None if self.localization is None else asdict(self.localization),
             "culprits": [{**_public(asdict(c.change)), "score": c.score, "reasons": list(c.reasons)}
                          for c in self.culprits],
             "runs": [_run_json(r) for r in self.runs],
@@ -326,10 +330,43 @@ def verify_pipeline(entries: Sequence[tuple[Path, Path]], options: VerifyOptions
     results = [judge(old, new, options, {key: runs[i] for key, runs in outcomes.items()})
                for i, (old, new) in enumerate(entries)]
     for i, result in enumerate(results):
+        if options.localize:
+            localize(result, entries[:i + 1], options, progress)
+    for i, result in enumerate(results):
         failed = [old.name for (old, _), earlier in zip(entries[:i], results) if earlier.verdict == "error"]
         if failed and result.verdict == "error":
             result.reason += f" (it runs after {', '.join(failed)}, which could not be compared either)"
     return results
+
+
+def _run_more(specs: Sequence[RunSpec], progress: Progress) -> list[RunOutcome]:
+    """Runs beyond the planned ones (re-runs), told to ``progress`` like those."""
+    return run_side(specs, on_start=lambda spec: progress.run_started(spec.label, spec.script.name, spec.device,
+                                                                       spec.steps),
+                    on_step=progress.step,
+                    on_end=lambda run: progress.run_finished(run.status, run.complete_steps, run.wall_time))
+
+
+def localize(result: VerifyResult, pipeline: Sequence[tuple[Path, Path]], options: VerifyOptions,
+             progress: Progress = Progress()) -> None:
+    """Re-run OLD and NEW up to the step of the first divergence with module hooks and set
+    ``result.localization`` (the last entry of ``pipeline`` is the result's; those before it run
+    first, plainly, as they wrote what it reads). Divergences on one device only."""
+    pair, first = result.divergence_pair, result.first_divergence
+    if first is None or first.kind not in LOCALIZED_KINDS or first.step is None or pair.cross_device:
+        return
+    device = pair.new.spec.device
+    progress.phase(f"localizing the divergence at step {first.step}: re-running OLD and NEW with module hooks")
+    plan = plan_runs(pipeline, replace(options, echo=False))
+    reruns = {}
+    for side in ("old", "new"):
+        *before, last = plan[side, device]
+        steps = first.step if first.step <= getattr(pair, side).complete_steps else last.steps
+        watched = replace(last, label=f"{side}-{device}-layers", steps=steps, layers=first.step, evaluation=False,
+                          metrics=False, artifacts=False, memory_steps=0)
+        reruns[side] = _run_more([*before, watched], progress)[-1]
+    result.localization = locate(pair.label, first, reruns["old"], reruns["new"], Tolerance(options.rtol, options.atol),
+                                 _changes(result.old, result.new, options))
 
 
 def judge(old: Path, new: Path, options: VerifyOptions, runs: Mapping[tuple[str, str], RunOutcome]) -> VerifyResult:
