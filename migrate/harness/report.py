@@ -5,6 +5,7 @@ evaluation, stdout, stderr, metrics, files, memory) has its own line in every fo
 from __future__ import annotations
 
 import json
+import math
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from rich.text import Text
 
 from .attribution import user_frames
 from .comparer import Check, PairComparison, Quantity
+from .curve import loss_curve, sparkline
 from .verify import VerifyResult, where
 
 MAX_PASSING_ROWS = 30  # a big model has thousands of tensors; failing rows are always all shown
@@ -81,6 +83,50 @@ def _short(text: str, limit: int = 160) -> str:
     text = _plain(text)
     line = text.strip().splitlines()[0] if text.strip() else ""
     return line if len(line) <= limit else line[:limit - 1] + "…"
+
+
+def _curves(result: VerifyResult) -> list[tuple[str, list[float], list[float]]]:
+    """(pair, OLD's loss curve, NEW's) for each pair where both ran."""
+    return [(p.label, loss_curve(p.old), loss_curve(p.new)) for p in result.pairs if p.quantities]
+
+
+def _curve_lines(result: VerifyResult) -> list[str]:
+    """Both loss curves as sparklines on one scale, with their first and last values."""
+    lines = []
+    for label, old, new in _curves(result):
+        finite = [v for v in old + new if math.isfinite(v)]
+        if not finite:
+            continue
+        low, high = min(finite), max(finite)
+        for side, curve in (("OLD", old), ("NEW", new)):
+            ends = f"{curve[0]:.4g} → {curve[-1]:.4g} over {len(curve)} steps" if curve else "no steps"
+            lines.append(f"{label} {side} {sparkline(curve, low, high)}  {ends}")
+    return lines
+
+
+def write_plot(result: VerifyResult, path: Path) -> None:
+    """Both loss curves of each pair as a PNG (matplotlib, checked for by ``verify``)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    figure, axes = pyplot.subplots(figsize=(8, 4.5))
+    for label, old, new in _curves(result):
+        axes.plot(range(1, len(old) + 1), old, label=f"OLD ({label})")
+        axes.plot(range(1, len(new) + 1), new, label=f"NEW ({label})", linestyle="--")
+    axes.set_xlabel("step")
+    axes.set_ylabel("loss")
+    axes.set_title(f"{result.old.name} vs {result.new.name}")
+    axes.legend()
+    figure.savefig(path, dpi=100)
+    pyplot.close(figure)
+
+
+def _noise_lines(result: VerifyResult) -> list[str]:
+    """OLD against itself, where it ran more than once."""
+    return [f"{n.pair}: {n.message}" if not n.deterministic else
+            f"{n.pair}: OLD agrees with itself bitwise over {n.repeats} identical runs" for n in result.noise]
 
 
 def _divergence_lines(result: VerifyResult) -> list[str]:
@@ -163,6 +209,15 @@ def render(result: VerifyResult, console: Console | None = None) -> None:
         console.print("[bold]Printed output[/bold]")
         for line in streams:
             console.print(f"  {line}", markup=False, highlight=False)
+    if result.options.mode == "curve":
+        console.print("[bold]Loss curves[/bold]")
+        for line in _curve_lines(result):
+            console.print(f"  {line}", markup=False, highlight=False)
+    noise = _noise_lines(result)
+    if noise:
+        console.print("[bold]Run-to-run noise[/bold]")
+        for line in noise:
+            console.print(f"  {line}", markup=False, highlight=False)
     divergence = _divergence_lines(result)
     if divergence:
         console.print("[bold]First divergence[/bold]")
@@ -196,6 +251,11 @@ def to_markdown(result: VerifyResult) -> str:
     streams = _stream_blocks(result)
     if streams:
         lines += ["", "Printed output:", "", "```"] + streams + ["```"]
+    if result.options.mode == "curve":
+        lines += ["", "Loss curves:", "", "```"] + _curve_lines(result) + ["```"]
+    noise = _noise_lines(result)
+    if noise:
+        lines += ["", "Run-to-run noise:", ""] + [f"- {line}" for line in noise]
     divergence = _divergence_lines(result)
     if divergence:
         lines += ["", "First divergence:", ""] + [f"- {line}" for line in divergence]
@@ -235,6 +295,10 @@ def write_junit(result: VerifyResult, path: Path) -> None:
                 ET.SubElement(case, "failure", message=_plain(f"{_where(bad)}: OLD {bad.old}, NEW {bad.new}. {bad.note}".strip()))
             elif q.ok is None:
                 ET.SubElement(case, "system-out").text = f"OLD {q.shown.old}, NEW {q.shown.new} {q.shown.note}"
+    for noise in result.noise:  # not the migration's fault, so not a failure: said where CI shows it
+        case = ET.SubElement(suite, "testcase", classname=f"verify.{noise.pair}.noise", name="OLD deterministic")
+        ET.SubElement(case, "system-out").text = noise.message or f"bitwise equal over {noise.repeats} runs"
+        cases += 1
     found = result.localization
     if found is not None:
         case = ET.SubElement(suite, "testcase", classname=f"verify.{found.pair}.localization",

@@ -11,7 +11,7 @@ from harness_support import SCRIPTS, variant
 from migrate.harness import VerifyOptions, report, verify_scripts
 
 LAYERED = SCRIPTS / "layered.py"
-QUICK = VerifyOptions(steps=2, device="cpu", timeout=60, memory_steps=0)
+QUICK = VerifyOptions(steps=2, device="cpu", timeout=60, memory_steps=0, repeat=1)  # noise: test_harness_noise
 WRONG_SOFTMAX = ("F.softmax(scores, dim=1)", "F.softmax(scores, dim=0)")
 
 
@@ -53,6 +53,8 @@ def test_renamed_modules_are_paired_by_call_order(tmp_path):
 
 
 def test_an_equivalent_pair_is_not_re_run(tmp_path):
-    result = verify_scripts(LAYERED, variant(tmp_path, LAYERED, "new.py", ("# skip path", "# the skip path")), QUICK)
+    """Bitwise alike: by default neither a second run of OLD nor a localisation re-run."""
+    options = VerifyOptions(steps=2, device="cpu", timeout=60, memory_steps=0)
+    result = verify_scripts(LAYERED, variant(tmp_path, LAYERED, "new.py", ("# skip path", "# the skip path")), options)
     assert result.verdict == "equivalent" and result.localization is None
     assert len(result.runs) == 2

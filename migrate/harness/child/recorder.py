@@ -33,6 +33,7 @@ import weakref
 import torch
 
 from . import schema
+from .determinism import DeterminismWatch
 from .evaluation import EvaluationRecorder
 from .files import Snapshot, read_file
 from .layers import LayerRecorder
@@ -217,6 +218,8 @@ class Recorder(object):
         self.config = config
         self.evaluation = None
         self.snapshot = None
+        self.determinism = DeterminismWatch(self.root, lambda source, detail: self._write(schema.make(
+            "hint", after_step=self.steps_done, source=source, detail=detail)))
 
     # ------------------------------------------------------------------ output
     def _write(self, record):
@@ -259,6 +262,7 @@ class Recorder(object):
             optim_module.register_optimizer_step_post_hook(lambda opt, args, kwargs: self._step_end(opt))
         self._patch_autograd()
         self._patch_warnings()
+        self.determinism.install()
         if self.config.get("evaluation", True):
             self.evaluation = EvaluationRecorder(self.root, self._emit_forward, lambda: self.steps_done)
             self.evaluation.install()
@@ -480,6 +484,7 @@ class Recorder(object):
         elif self._pending["losses"]:
             self._emit_step(complete=False)
         self.finish_memory()
+        self.determinism.finish()
         if self.evaluation is not None and reason in ("finished", "exit"):  # cut short: undecided, left out
             self.evaluation.flush()
         if self.snapshot is not None and os.getpid() == self.pid:
