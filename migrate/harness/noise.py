@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from migrate.words import plural
 
-from .comparer import Check, PairComparison, Tolerance, compare_runs
+from .comparer import Check, Comparisons, PairComparison, Tolerance, compare_runs
 from .runner import RunOutcome
 
 NOISE_FACTOR = 3.0
@@ -41,9 +41,9 @@ class Noise:
     message: str = ""
 
 
-def differences(old: RunOutcome, other: RunOutcome) -> list[Check]:
+def differences(old: RunOutcome, other: RunOutcome, comparisons: Comparisons = Comparisons()) -> list[Check]:
     """The checks in which two runs are not bitwise alike (memory and time left out)."""
-    pair = compare_runs("repeat", old, other, EXACT)
+    pair = compare_runs("repeat", old, other, EXACT, comparisons=comparisons)
     return [c for q in pair.quantities for c in q.checks if c.ok is False and c.kind in JUDGED_KINDS]
 
 
@@ -63,11 +63,11 @@ def _causes(runs: Sequence[RunOutcome]) -> list[str]:
     return causes
 
 
-def measure(pair: str, runs: Sequence[RunOutcome]) -> Noise:
+def measure(pair: str, runs: Sequence[RunOutcome], comparisons: Comparisons = Comparisons()) -> Noise:
     """How OLD's runs (``runs[0]`` the one NEW is compared with) disagree."""
     spread: dict[str, float] = {}
     for other in runs[1:]:
-        for check in differences(runs[0], other):
+        for check in differences(runs[0], other, comparisons):
             spread[check.quantity] = max(spread.get(check.quantity, 0.0), check.max_abs)
     noise = Noise(pair, len(runs), not spread, spread)
     if spread:

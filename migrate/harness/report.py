@@ -204,29 +204,15 @@ def render(result: VerifyResult, console: Console | None = None) -> None:
         if run.status in ("failed", "crashed") and run.stderr_tail.strip():
             console.print(f"[bold]{run.spec.label} stderr (end):[/bold]")
             console.print("\n".join(_plain(run.stderr_tail).rstrip().splitlines()[-8:]), markup=False, highlight=False)
-    streams = _stream_blocks(result)
-    if streams:
-        console.print("[bold]Printed output[/bold]")
-        for line in streams:
-            console.print(f"  {line}", markup=False, highlight=False)
-    if result.options.mode == "curve":
-        console.print("[bold]Loss curves[/bold]")
-        for line in _curve_lines(result):
-            console.print(f"  {line}", markup=False, highlight=False)
-    noise = _noise_lines(result)
-    if noise:
-        console.print("[bold]Run-to-run noise[/bold]")
-        for line in noise:
-            console.print(f"  {line}", markup=False, highlight=False)
     divergence = _divergence_lines(result)
-    if divergence:
-        console.print("[bold]First divergence[/bold]")
-        for line in divergence:
-            console.print(f"  {line}", markup=False, highlight=False)
-        culprits = _culprit_lines(result)
-        if culprits:
-            console.print("[bold]Most likely responsible changes in NEW[/bold]")
-            for line in culprits:
+    sections = [("Printed output", _stream_blocks(result)),
+                ("Loss curves", _curve_lines(result) if result.options.mode == "curve" else []),
+                ("Run-to-run noise", _noise_lines(result)), ("First divergence", divergence),
+                ("Most likely responsible changes in NEW", _culprit_lines(result) if divergence else [])]
+    for title, lines in sections:
+        if lines:
+            console.print(f"[bold]{title}[/bold]")
+            for line in lines:
                 console.print(f"  {line}", markup=False, highlight=False)
     verdict = Text(_VERDICT_TEXT[result.verdict], style=_VERDICT_STYLE[result.verdict])
     source = f" ({_steps_source(result)})" if result.verdict == "equivalent" else ""

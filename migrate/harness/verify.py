@@ -378,7 +378,7 @@ def repeats_wanted(options: VerifyOptions, device: str, old: Sequence[RunOutcome
         return 1
     if device == "cuda":
         return 2
-    return 1 if all(not differences(o, n) for o, n in zip(old, new) if n.status != "skipped") else 2
+    return 1 if all(not differences(o, n, options.compare) for o, n in zip(old, new) if n.status != "skipped") else 2
 
 
 def repeat_old(plan: Mapping[tuple[str, str], list[RunSpec]], outcomes: Mapping[tuple[str, str], list[RunOutcome]],
@@ -437,7 +437,7 @@ def judge(old: Path, new: Path, options: VerifyOptions, runs: Mapping[tuple[str,
         cross = Tolerance(options.rtol, options.atol, cross_device=True)
         pairs.append(compare_runs("cpu→cuda", runs["old", "cpu"], runs["new", "cuda"], cross,
                                   comparisons=options.compare, curve=curve))
-    noises = [measure_noise(pair.label, [pair.old, *repeats[pair.label]]) for pair in pairs
+    noises = [measure_noise(pair.label, [pair.old, *repeats[pair.label]], options.compare) for pair in pairs
               if repeats.get(pair.label) and not pair.cross_device]
     for noise in noises:
         if not noise.deterministic and curve is None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from harness_support import SCRIPTS, variant
 from migrate.harness import VerifyOptions, report, verify_scripts
 from migrate.harness.noise import NOISE_FACTOR
@@ -37,3 +39,11 @@ def test_a_small_real_change_under_the_noise_is_still_caught(tmp_path):
     spread = result.noise[0].spread[first.quantity]
     assert first.max_abs > NOISE_FACTOR * spread and f"beyond {NOISE_FACTOR:g} × OLD's own spread" in first.note
     assert result.localization.where == "unavailable"  # module outputs of two OLD runs differ anyway
+
+
+@pytest.mark.slow
+def test_a_seed_taken_from_the_clock_is_named_as_the_cause():
+    clocked = SCRIPTS / "clock_seeded.py"
+    (noise,) = verify_scripts(clocked, clocked, CPU).noise
+    assert not noise.deterministic
+    assert "cause: the script seeds from a value that changes between runs: torch.manual_seed(" in noise.message
