@@ -125,6 +125,8 @@ class ReportCard:
             lines += ["| entry point | verdict | compared | detail |", "|---|---|---|---|"]
             for entry in self.entries:
                 detail = entry.verify.reason.replace("|", "\\|")
+                if entry.verify.localization is not None:
+                    detail += f" — {entry.verify.localization.message}".replace("|", "\\|")
                 if entry.culprit:
                     detail += f" — caused by **{entry.culprit}** (leave it out: `--ignore {entry.culprit}`)"
                 if entry.left_out:
@@ -240,7 +242,8 @@ def _search_culprit(result: EntryResult, pipeline: Sequence[str], old: Path, wor
         snapshot(old, trial)
         _rewrite(trial, replace(options, ignore=(*options.ignore, code)), jobs)
         result.tried.append(code)
-        if _verify(old, trial, pipeline, verify_options, progress)[-1].verdict == "equivalent":
+        trial_options = replace(verify_options, localize=False)  # only the verdict counts here
+        if _verify(old, trial, pipeline, trial_options, progress)[-1].verdict == "equivalent":
             result.culprit = code
             return
 

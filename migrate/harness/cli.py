@@ -15,6 +15,11 @@ import typer
 from migrate.progress import for_stderr
 
 
+class Mode(str, Enum):
+    steps = "steps"
+    curve = "curve"
+
+
 class Device(str, Enum):
     auto = "auto"
     cpu = "cpu"
@@ -79,6 +84,23 @@ def verify(
     json_path: Annotated[Optional[Path], typer.Option("--json", help="Write the full result as JSON.")] = None,
     junit: Annotated[Optional[Path], typer.Option(help="Write JUnit XML: one test case per quantity.")] = None,
     seed: Annotated[int, typer.Option(help="Seed for torch, random and numpy in both runs.")] = 0,
+    repeat: Annotated[Optional[int], typer.Option(
+        min=1, help="Run OLD N times; if it disagrees with itself, judge NEW against k=3 times OLD's own spread "
+                    "(default: 2 on CUDA or when the first pair is not bitwise equal, else 1).",
+        show_default=False)] = None,
+    mode: Annotated[Mode, typer.Option(
+        help="steps: step by step within tolerances; curve: the loss curve within --curve-rtol with at most "
+             "--curve-fraction of the steps beyond it, final parameters and metrics (runs never bitwise alike).")
+    ] = Mode.steps,
+    curve_rtol: Annotated[float, typer.Option(min=0.0, help="--mode curve: relative tolerance per step (Megatron's).")
+                          ] = 0.05,
+    curve_fraction: Annotated[float, typer.Option(
+        min=0.0, max=1.0, help="--mode curve: fraction of steps that may lie beyond --curve-rtol.")] = 0.05,
+    plot: Annotated[Optional[Path], typer.Option(
+        metavar="FILE", help="Write both loss curves as a PNG (needs matplotlib).", dir_okay=False)] = None,
+    localize: Annotated[bool, typer.Option(
+        "--localize/--no-localize", help="After a divergence, re-run both to its step with module hooks and name "
+                                         "the first module (or parameter) that differs.")] = True,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress on stderr (the report is unchanged).")] = False,
 ) -> None:
     """Run OLD and NEW with the same seeds and compare losses, gradients, values
@@ -100,7 +122,8 @@ def verify(
         old_root=root, new_root=root, change_map=change_map, seed=seed,
         compare=Comparisons(evaluation=compare_evaluation, stdout=compare_stdout, stderr=compare_stderr,
                             metrics=compare_metrics, artifacts=compare_artifacts),
-        ignore_output=tuple(ignore_output or ()), echo=verbose)
+        ignore_output=tuple(ignore_output or ()), echo=verbose, repeat=repeat, localize=localize,
+        mode=mode.value, curve_rtol=curve_rtol, curve_fraction=curve_fraction, plot=plot)
     try:
         # -v shows the runs' own output as it comes: a live progress display would fight it
         with for_stderr(quiet or verbose) as progress:
@@ -114,4 +137,6 @@ def verify(
         report.write_json(result, json_path)
     if junit is not None:
         report.write_junit(result, junit)
+    if plot is not None:
+        report.write_plot(result, plot)
     raise typer.Exit(result.exit_code)

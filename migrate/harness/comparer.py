@@ -372,18 +372,32 @@ def _bytes(n: float) -> str:
     return f"{n / 2**20:.2f} MiB"
 
 
+def _shown(check: Check) -> Check:
+    """A check shown but not judged (curve mode: step by step, such runs differ by design)."""
+    if check.ok is False:
+        check.ok, check.note = None, "; ".join(x for x in (check.note, "not judged in curve mode") if x)
+    return check
+
+
 def compare_runs(label: str, old: RunOutcome, new: RunOutcome, tol: Tolerance,
                  memory_tolerance: float = DEFAULT_MEMORY_TOLERANCE,
-                 comparisons: Comparisons = Comparisons()) -> PairComparison:
+                 comparisons: Comparisons = Comparisons(), curve: tuple[float, float] | None = None) -> PairComparison:
+    """``curve``: (rtol, allowed fraction of failing steps) to judge by the loss curve (``curve``)."""
     from . import outputs  # it builds on this module's checks and tensors
+    from .curve import compare_curve
 
     c = _Collector()
     if new.status == "skipped":
         return PairComparison(label, old, new, tol.cross_device, [], comparisons)
+    shown = _shown if curve else (lambda check: check)
     old_steps = {s.step: s for s in old.steps}
     new_steps = {s.step: s for s in new.steps}
-    for k in sorted(set(old_steps) & set(new_steps)):
-        _compare_step(c, k, old_steps[k], new_steps[k], tol)
+    if curve:
+        for check in compare_curve(old, new, *curve):
+            c.add(check)
+    else:
+        for k in sorted(set(old_steps) & set(new_steps)):
+            _compare_step(c, k, old_steps[k], new_steps[k], tol)
     # A run that died evaluated, logged, printed and wrote less: the outcome says it. What both did before
     # the end counts (steps up to the last one both completed); the streams and files are whole-run.
     same_end = old.status == new.status == "ok"
@@ -392,14 +406,14 @@ def compare_runs(label: str, old: RunOutcome, new: RunOutcome, tol: Tolerance,
                             (comparisons.metrics, outputs.compare_metrics)):
         for check in compare(old, new, tol) if wanted else ():
             if same_end or (check.step is not None and check.step <= last):
-                c.add(check)
+                c.add(shown(check))
     c.add(_outcome_check(old, new))
     for stream in ("stdout", "stderr"):
         if getattr(comparisons, stream) and same_end:
-            c.add(outputs.compare_stream(old, new, stream, tol))
+            c.add(shown(outputs.compare_stream(old, new, stream, tol)))
     if comparisons.artifacts and same_end:
         for check in outputs.compare_artifacts(old, new, tol):
-            c.add(check)
+            c.add(shown(check))
     if not tol.cross_device:  # memory and time are different quantities on different devices
         for check in (_memory_check(old, new, memory_tolerance), _time_check(old, new)):
             if check is not None:

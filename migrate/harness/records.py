@@ -51,7 +51,8 @@ class _TensorMethods(_Record):
 
 
 _METHODS: dict[str, type] = {"tensor": _TensorMethods}
-_CLASS_NAMES = {"tensor": "EncodedTensor", "exception": "ExceptionRecord", "warning": "WarningRecord"}  # clearer than the builtins' names
+_CLASS_NAMES = {"tensor": "EncodedTensor", "exception": "ExceptionRecord", "warning": "WarningRecord",
+               "param_grad": "ParamGrad"}  # clearer than the builtins' names
 _CLASSES: dict[str, type] = {}
 
 
@@ -130,6 +131,9 @@ Scalar = _CLASSES["scalar"]
 Log = _CLASSES["log"]
 Artifact = _CLASSES["artifact"]
 WarningRecord = _CLASSES["warning"]
+Layer = _CLASSES["layer"]
+ParamGrad = _CLASSES["param_grad"]
+Hint = _CLASSES["hint"]
 
 
 def parse(raw: dict) -> _Record:

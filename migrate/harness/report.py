@@ -5,6 +5,7 @@ evaluation, stdout, stderr, metrics, files, memory) has its own line in every fo
 from __future__ import annotations
 
 import json
+import math
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from rich.text import Text
 
 from .attribution import user_frames
 from .comparer import Check, PairComparison, Quantity
+from .curve import loss_curve, sparkline
 from .verify import VerifyResult, where
 
 MAX_PASSING_ROWS = 30  # a big model has thousands of tensors; failing rows are always all shown
@@ -83,6 +85,50 @@ def _short(text: str, limit: int = 160) -> str:
     return line if len(line) <= limit else line[:limit - 1] + "…"
 
 
+def _curves(result: VerifyResult) -> list[tuple[str, list[float], list[float]]]:
+    """(pair, OLD's loss curve, NEW's) for each pair where both ran."""
+    return [(p.label, loss_curve(p.old), loss_curve(p.new)) for p in result.pairs if p.quantities]
+
+
+def _curve_lines(result: VerifyResult) -> list[str]:
+    """Both loss curves as sparklines on one scale, with their first and last values."""
+    lines = []
+    for label, old, new in _curves(result):
+        finite = [v for v in old + new if math.isfinite(v)]
+        if not finite:
+            continue
+        low, high = min(finite), max(finite)
+        for side, curve in (("OLD", old), ("NEW", new)):
+            ends = f"{curve[0]:.4g} → {curve[-1]:.4g} over {len(curve)} steps" if curve else "no steps"
+            lines.append(f"{label} {side} {sparkline(curve, low, high)}  {ends}")
+    return lines
+
+
+def write_plot(result: VerifyResult, path: Path) -> None:
+    """Both loss curves of each pair as a PNG (matplotlib, checked for by ``verify``)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    figure, axes = pyplot.subplots(figsize=(8, 4.5))
+    for label, old, new in _curves(result):
+        axes.plot(range(1, len(old) + 1), old, label=f"OLD ({label})")
+        axes.plot(range(1, len(new) + 1), new, label=f"NEW ({label})", linestyle="--")
+    axes.set_xlabel("step")
+    axes.set_ylabel("loss")
+    axes.set_title(f"{result.old.name} vs {result.new.name}")
+    axes.legend()
+    figure.savefig(path, dpi=100)
+    pyplot.close(figure)
+
+
+def _noise_lines(result: VerifyResult) -> list[str]:
+    """OLD against itself, where it ran more than once."""
+    return [f"{n.pair}: {n.message}" if not n.deterministic else
+            f"{n.pair}: OLD agrees with itself bitwise over {n.repeats} identical runs" for n in result.noise]
+
+
 def _divergence_lines(result: VerifyResult) -> list[str]:
     first = result.first_divergence
     if first is None:
@@ -93,6 +139,11 @@ def _divergence_lines(result: VerifyResult) -> list[str]:
         lines.append(f"max abs error {first.max_abs:.3g}, max rel error {first.max_rel:.3g}")
     if first.note:
         lines.append(_short(first.note, 400))
+    found = result.localization
+    if found is not None:
+        lines.append(f"{found.pair} {found.message}" + (f" (modules matched by {found.matched_by})"
+                                                          if found.matched_by != "name" else ""))
+        lines += [f"  changed inside it: {line}" for line in found.lines]
     frames = user_frames(result.divergence_pair.new) if first.kind == "outcome" else []
     if frames:
         path, line = frames[0]
@@ -153,20 +204,15 @@ def render(result: VerifyResult, console: Console | None = None) -> None:
         if run.status in ("failed", "crashed") and run.stderr_tail.strip():
             console.print(f"[bold]{run.spec.label} stderr (end):[/bold]")
             console.print("\n".join(_plain(run.stderr_tail).rstrip().splitlines()[-8:]), markup=False, highlight=False)
-    streams = _stream_blocks(result)
-    if streams:
-        console.print("[bold]Printed output[/bold]")
-        for line in streams:
-            console.print(f"  {line}", markup=False, highlight=False)
     divergence = _divergence_lines(result)
-    if divergence:
-        console.print("[bold]First divergence[/bold]")
-        for line in divergence:
-            console.print(f"  {line}", markup=False, highlight=False)
-        culprits = _culprit_lines(result)
-        if culprits:
-            console.print("[bold]Most likely responsible changes in NEW[/bold]")
-            for line in culprits:
+    sections = [("Printed output", _stream_blocks(result)),
+                ("Loss curves", _curve_lines(result) if result.options.mode == "curve" else []),
+                ("Run-to-run noise", _noise_lines(result)), ("First divergence", divergence),
+                ("Most likely responsible changes in NEW", _culprit_lines(result) if divergence else [])]
+    for title, lines in sections:
+        if lines:
+            console.print(f"[bold]{title}[/bold]")
+            for line in lines:
                 console.print(f"  {line}", markup=False, highlight=False)
     verdict = Text(_VERDICT_TEXT[result.verdict], style=_VERDICT_STYLE[result.verdict])
     source = f" ({_steps_source(result)})" if result.verdict == "equivalent" else ""
@@ -191,6 +237,11 @@ def to_markdown(result: VerifyResult) -> str:
     streams = _stream_blocks(result)
     if streams:
         lines += ["", "Printed output:", "", "```"] + streams + ["```"]
+    if result.options.mode == "curve":
+        lines += ["", "Loss curves:", "", "```"] + _curve_lines(result) + ["```"]
+    noise = _noise_lines(result)
+    if noise:
+        lines += ["", "Run-to-run noise:", ""] + [f"- {line}" for line in noise]
     divergence = _divergence_lines(result)
     if divergence:
         lines += ["", "First divergence:", ""] + [f"- {line}" for line in divergence]
@@ -230,6 +281,16 @@ def write_junit(result: VerifyResult, path: Path) -> None:
                 ET.SubElement(case, "failure", message=_plain(f"{_where(bad)}: OLD {bad.old}, NEW {bad.new}. {bad.note}".strip()))
             elif q.ok is None:
                 ET.SubElement(case, "system-out").text = f"OLD {q.shown.old}, NEW {q.shown.new} {q.shown.note}"
+    for noise in result.noise:  # not the migration's fault, so not a failure: said where CI shows it
+        case = ET.SubElement(suite, "testcase", classname=f"verify.{noise.pair}.noise", name="OLD deterministic")
+        ET.SubElement(case, "system-out").text = noise.message or f"bitwise equal over {noise.repeats} runs"
+        cases += 1
+    found = result.localization
+    if found is not None:
+        case = ET.SubElement(suite, "testcase", classname=f"verify.{found.pair}.localization",
+                             name=found.module or found.param or found.where)
+        ET.SubElement(case, "failure", message=_plain("; ".join([found.message, *found.lines])))
+        cases, failures = cases + 1, failures + 1
     suite.set("skipped", str(sum(len(p.comparisons.off()) for p in result.pairs)))
     suite.set("tests", str(cases))
     suite.set("failures", str(failures))

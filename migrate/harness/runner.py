@@ -44,7 +44,8 @@ from migrate.notebook import runnable
 from migrate.words import plural
 
 from . import records
-from .records import Artifact, End, ExceptionRecord, Forward, Header, Log, Memory, Scalar, Step, WarningRecord
+from .records import (Artifact, End, ExceptionRecord, Forward, Header, Hint, Layer, Log, Memory, ParamGrad, Scalar,
+                      Step, WarningRecord)
 
 BOOTSTRAP = Path(__file__).with_name("child") / "bootstrap.py"
 MARKER_VAR = "TORCH_MIGRATE_RUN"
@@ -86,6 +87,7 @@ class RunSpec:
     artifacts: bool = True  # read back the files the run writes
     ignore_output: tuple[str, ...] = ()  # globs of written files to leave out
     echo: bool = False  # copy the run's output to this process's stdout/stderr as it comes
+    layers: int | None = None  # record every module call and parameter gradient of this step (localisation)
 
 
 @dataclass
@@ -107,6 +109,9 @@ class RunOutcome:
     logs: list[Log] = field(default_factory=list)
     artifacts: list[Artifact] = field(default_factory=list)
     warnings: list[WarningRecord] = field(default_factory=list)
+    layers: list[Layer] = field(default_factory=list)  # in completion order (spec.layers)
+    param_grads: list[ParamGrad] = field(default_factory=list)  # in backward order (spec.layers)
+    hints: list[Hint] = field(default_factory=list)  # what makes two runs of the script differ
     stdout: str = ""  # the first OUTPUT_LIMIT bytes, the mirror's path replaced by the root's
     stderr: str = ""
     stdout_tail: str = ""  # the last TAIL_BYTES
@@ -369,7 +374,7 @@ def _run_in(spec: RunSpec, root: Path, mirror: Path, files: Path,
         "record": str(record_path), "seed": spec.seed, "device": spec.device, "compat": spec.compat,
         "steps": spec.steps, "memory_steps": spec.memory_steps, "full": spec.full, "full_limit": FULL_LIMIT,
         "root": str(mirror), "evaluation": spec.evaluation, "metrics": spec.metrics, "artifacts": spec.artifacts,
-        "ignore_output": list(spec.ignore_output),
+        "ignore_output": list(spec.ignore_output), "layers": spec.layers,
     }
     (files / "config.json").write_text(json.dumps(config))
     marker = uuid.uuid4().hex
@@ -429,7 +434,7 @@ def _wait(proc: subprocess.Popen, timeout: float, poll: Callable[[], None]) -> N
 
 
 _LISTS = {"step": "steps", "forward": "forwards", "scalar": "scalars", "log": "logs", "artifact": "artifacts",
-          "warning": "warnings"}
+          "warning": "warnings", "layer": "layers", "param_grad": "param_grads", "hint": "hints"}
 
 
 def _absorb(outcome: RunOutcome, raw: list[dict]) -> None:

@@ -12,13 +12,14 @@ comparison of OLD on CPU against NEW on CUDA (looser tolerances, see comparer).
 """
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 import re
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -26,13 +27,17 @@ import torch
 from migrate.progress import Progress
 
 from .attribution import Change, Culprit, diff_changes, load_change_map, rank
+from .curve import CURVE_FRACTION, CURVE_RTOL
 from .comparer import (DEFAULT_MEMORY_TOLERANCE, Check, Comparisons, PairComparison, Tolerance, compare_runs,
                        decode_elements)
+from .localize import KINDS as LOCALIZED_KINDS, Localization, locate
+from .noise import Noise, apply as apply_noise, differences, measure as measure_noise
 from .records import EncodedTensor
 from .runner import RunOutcome, RunSpec, run_side
 
 EXIT_EQUIVALENT, EXIT_DIFFERENT, EXIT_USAGE, EXIT_NO_COMPARISON = 0, 1, 2, 3
 DEVICES = ("auto", "cpu", "cuda", "all")
+MODES = ("steps", "curve")
 
 
 class UsageError(ValueError):
@@ -63,6 +68,12 @@ class VerifyOptions:
     compare: Comparisons = Comparisons()
     ignore_output: tuple[str, ...] = ()  # globs (relative to the root, or file names) of written files left out
     echo: bool = False  # show each run's output as it comes
+    localize: bool = True  # after a divergence, re-run both up to its step with module hooks
+    repeat: int | None = None  # runs of OLD; None: 2 on CUDA or when the first pair is not bitwise equal, else 1
+    mode: str = "steps"  # steps: step by step within tolerances; curve: the loss curve, final values (see curve)
+    curve_rtol: float = CURVE_RTOL
+    curve_fraction: float = CURVE_FRACTION  # of the steps that may lie beyond curve_rtol
+    plot: Path | None = None  # write both loss curves as a PNG (matplotlib)
 
 
 @dataclass
@@ -75,13 +86,16 @@ class VerifyResult:
     reason: str
     pairs: list[PairComparison]
     culprits: list[Culprit] = field(default_factory=list)
+    localization: Localization | None = None
+    noise: list[Noise] = field(default_factory=list)  # OLD against itself, per device it was repeated on
+    repeats: list[RunOutcome] = field(default_factory=list)  # OLD's runs beyond the first
 
     @property
     def runs(self) -> list[RunOutcome]:
         seen: list[RunOutcome] = []
         for pair in self.pairs:
             seen.extend(r for r in (pair.old, pair.new) if not any(r is s for s in seen))
-        return seen
+        return seen + self.repeats
 
     @property
     def divergence_pair(self) -> PairComparison | None:
@@ -100,6 +114,8 @@ class VerifyResult:
             "options": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self.options).items()
                         if k != "change_map"},
             "first_divergence": None if first is None else {"pair": self.divergence_pair.label, **asdict(first)},
+            "noise": [asdict(n) for n in self.noise],
+            "localization": None if self.localization is None else asdict(self.localization),
             "culprits": [{**_public(asdict(c.change)), "score": c.score, "reasons": list(c.reasons)}
                          for c in self.culprits],
             "runs": [_run_json(r) for r in self.runs],
@@ -177,6 +193,13 @@ def _validate(old: Path, new: Path, options: VerifyOptions) -> None:
     for name, value in numbers.items():
         if value is not None and value < 0:
             raise UsageError(f"{name} must not be negative")
+    if options.mode not in MODES:
+        raise UsageError(f"--mode must be one of {', '.join(MODES)}")
+    if options.plot is not None and importlib.util.find_spec("matplotlib") is None:
+        raise UsageError("--plot needs matplotlib, which is not installed in this environment "
+                         "(pip install matplotlib), or leave --plot out: the report has the curves as sparklines")
+    if not 0 <= options.curve_fraction <= 1 or options.curve_rtol < 0:
+        raise UsageError("--curve-fraction lies between 0 and 1 and --curve-rtol is not negative")
     if options.steps == 0 or options.timeout == 0:
         raise UsageError("--steps and --timeout must be positive")
 
@@ -322,9 +345,15 @@ def verify_pipeline(entries: Sequence[tuple[Path, Path]], options: VerifyOptions
     entries = [(Path(old), Path(new)) for old, new in entries]
     for old, new in entries:
         _validate(old, new, options)
-    outcomes = run_locally(plan_runs(entries, options), progress)
-    results = [judge(old, new, options, {key: runs[i] for key, runs in outcomes.items()})
+    plan = plan_runs(entries, options)
+    outcomes = run_locally(plan, progress)
+    repeats = repeat_old(plan, outcomes, options, progress)
+    results = [judge(old, new, options, {key: runs[i] for key, runs in outcomes.items()},
+                     {device: [runs[i] for runs in more] for device, more in repeats.items()})
                for i, (old, new) in enumerate(entries)]
+    for i, result in enumerate(results):
+        if options.localize:
+            localize(result, entries[:i + 1], options, progress)
     for i, result in enumerate(results):
         failed = [old.name for (old, _), earlier in zip(entries[:i], results) if earlier.verdict == "error"]
         if failed and result.verdict == "error":
@@ -332,18 +361,92 @@ def verify_pipeline(entries: Sequence[tuple[Path, Path]], options: VerifyOptions
     return results
 
 
-def judge(old: Path, new: Path, options: VerifyOptions, runs: Mapping[tuple[str, str], RunOutcome]) -> VerifyResult:
-    """Compare one entry point's runs ((side, device) -> outcome), decide, attribute: no running here."""
+def _run_more(specs: Sequence[RunSpec], progress: Progress) -> list[RunOutcome]:
+    """Runs beyond the planned ones (re-runs), told to ``progress`` like those."""
+    return run_side(specs, on_start=lambda spec: progress.run_started(spec.label, spec.script.name, spec.device,
+                                                                       spec.steps),
+                    on_step=progress.step,
+                    on_end=lambda run: progress.run_finished(run.status, run.complete_steps, run.wall_time))
+
+
+def repeats_wanted(options: VerifyOptions, device: str, old: Sequence[RunOutcome], new: Sequence[RunOutcome]) -> int:
+    """``--repeat``, or by default 2 where runs can differ by themselves (CUDA) or OLD and NEW are
+    not bitwise alike (noise or a change: another run of OLD tells which), else 1."""
+    if options.repeat is not None:
+        return options.repeat
+    if options.mode == "curve":  # such runs are never bitwise alike: the curve tolerance judges them
+        return 1
+    if device == "cuda":
+        return 2
+    return 1 if all(not differences(o, n, options.compare) for o, n in zip(old, new) if n.status != "skipped") else 2
+
+
+def repeat_old(plan: Mapping[tuple[str, str], list[RunSpec]], outcomes: Mapping[tuple[str, str], list[RunOutcome]],
+               options: VerifyOptions, progress: Progress = Progress()) -> dict[str, list[list[RunOutcome]]]:
+    """OLD's further runs per device (each a whole pipeline), where OLD gave something to compare."""
+    more: dict[str, list[list[RunOutcome]]] = {}
+    for (side, device), specs in plan.items():
+        old, new = outcomes["old", device], outcomes["new", device]
+        if side != "old" or not all(run.comparable for run in old):
+            continue
+        wanted = repeats_wanted(options, device, old, new)
+        if wanted > 1:
+            progress.phase(f"running OLD {wanted - 1} more time(s) on {device}: does it agree with itself?")
+        more[device] = [_run_more([replace(spec, label=f"old-{device}#{k}", echo=False) for spec in specs], progress)
+                        for k in range(2, wanted + 1)]
+    return more
+
+
+def localize(result: VerifyResult, pipeline: Sequence[tuple[Path, Path]], options: VerifyOptions,
+             progress: Progress = Progress()) -> None:
+    """Re-run OLD and NEW up to the step of the first divergence with module hooks and set
+    ``result.localization`` (the last entry of ``pipeline`` is the result's; those before it run
+    first, plainly, as they wrote what it reads). Divergences on one device only."""
+    pair, first = result.divergence_pair, result.first_divergence
+    if first is None or first.kind not in LOCALIZED_KINDS or first.step is None or pair.cross_device or \
+            options.mode == "curve":
+        return
+    if any(not noise.deterministic for noise in result.noise):
+        result.localization = Localization(pair.label, first.step, "unavailable", message=(
+            f"step {first.step}: not localised: OLD is not deterministic, so module outputs differ between any two runs"))
+        return
+    device = pair.new.spec.device
+    progress.phase(f"localizing the divergence at step {first.step}: re-running OLD and NEW with module hooks")
+    plan = plan_runs(pipeline, replace(options, echo=False))
+    reruns = {}
+    for side in ("old", "new"):
+        *before, last = plan[side, device]
+        steps = first.step if first.step <= getattr(pair, side).complete_steps else last.steps
+        watched = replace(last, label=f"{side}-{device}-layers", steps=steps, layers=first.step, evaluation=False,
+                          metrics=False, artifacts=False, memory_steps=0)
+        reruns[side] = _run_more([*before, watched], progress)[-1]
+    result.localization = locate(pair.label, first, reruns["old"], reruns["new"], Tolerance(options.rtol, options.atol),
+                                 _changes(result.old, result.new, options))
+
+
+def judge(old: Path, new: Path, options: VerifyOptions, runs: Mapping[tuple[str, str], RunOutcome],
+          repeats: Mapping[str, Sequence[RunOutcome]] = {}) -> VerifyResult:
+    """Compare one entry point's runs ((side, device) -> outcome; ``repeats``: device -> OLD's further
+    runs), decide, attribute: no running here."""
     tol = Tolerance(options.rtol, options.atol)
     devices = _devices(options.device)
+    curve = (options.curve_rtol, options.curve_fraction) if options.mode == "curve" else None
     pairs = [compare_runs(device, runs["old", device], runs["new", device], tol, options.memory_tolerance,
-                          options.compare) for device in devices]
+                          options.compare, curve) for device in devices]
     if options.device == "all":
         cross = Tolerance(options.rtol, options.atol, cross_device=True)
         pairs.append(compare_runs("cpu→cuda", runs["old", "cpu"], runs["new", "cuda"], cross,
-                                  comparisons=options.compare))
+                                  comparisons=options.compare, curve=curve))
+    noises = [measure_noise(pair.label, [pair.old, *repeats[pair.label]], options.compare) for pair in pairs
+              if repeats.get(pair.label) and not pair.cross_device]
+    for noise in noises:
+        if not noise.deterministic and curve is None:
+            apply_noise(noise, next(p for p in pairs if p.label == noise.pair))
     verdict, code, reason = _decide(pairs)
-    result = VerifyResult(old, new, options, verdict, code, reason, pairs)
+    if verdict == "equivalent" and curve is None and any(not n.deterministic for n in noises):
+        reason += ", within OLD's own run-to-run noise (OLD is not deterministic)"
+    result = VerifyResult(old, new, options, verdict, code, reason, pairs, noise=noises,
+                          repeats=[run for more in repeats.values() for run in more])
     if verdict == "different":
         result.culprits = rank(_changes(old, new, options), result.first_divergence, result.divergence_pair.new)
     return result

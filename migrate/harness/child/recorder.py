@@ -33,8 +33,10 @@ import weakref
 import torch
 
 from . import schema
+from .determinism import DeterminismWatch
 from .evaluation import EvaluationRecorder
 from .files import Snapshot, read_file
+from .layers import LayerRecorder
 from .metrics import MetricRecorder
 
 try:  # torch >= 1.x imports numpy itself when it is installed; this is free then
@@ -202,6 +204,7 @@ class Recorder(object):
         self.hooks = None  # "global" (torch >= 2.0 hooks) or "patched" (wrapped Optimizer.step)
         self.mode = None  # "optimizer" or "backward", fixed at the first backward
         self.steps_done = 0
+        self.backwards = 0  # top-level backward()/grad() calls that returned
         self.optimizers = weakref.WeakKeyDictionary()  # optimizer -> index in construction order
         self._names = weakref.WeakKeyDictionary()  # optimizer -> (param ids, [(name, slot, param)])
         self._in_step = 0  # nested steps (a wrapper optimizer) count once
@@ -215,6 +218,8 @@ class Recorder(object):
         self.config = config
         self.evaluation = None
         self.snapshot = None
+        self.determinism = DeterminismWatch(self.root, lambda source, detail: self._write(schema.make(
+            "hint", after_step=self.steps_done, source=source, detail=detail)))
 
     # ------------------------------------------------------------------ output
     def _write(self, record):
@@ -257,6 +262,7 @@ class Recorder(object):
             optim_module.register_optimizer_step_post_hook(lambda opt, args, kwargs: self._step_end(opt))
         self._patch_autograd()
         self._patch_warnings()
+        self.determinism.install()
         if self.config.get("evaluation", True):
             self.evaluation = EvaluationRecorder(self.root, self._emit_forward, lambda: self.steps_done)
             self.evaluation.install()
@@ -264,6 +270,16 @@ class Recorder(object):
             MetricRecorder(self._emit_scalar, self._emit_log).install()
         if self.config.get("artifacts", True):
             self.snapshot = Snapshot(self.root, self.config.get("ignore_output", ()))
+        if self.config.get("layers"):
+            LayerRecorder(self.root, self.config["layers"], self.current_step, self.encoder.encode,
+                          lambda fields: self._write(schema.make("layer", **fields)),
+                          lambda order, name, t: self._write(schema.make("param_grad", order=order, name=name,
+                                                                          tensor=t))).install()
+
+    def current_step(self):
+        """The step in progress. In backward mode step k is the k-th backward call (and the
+        forward before it), though step k-1 is only closed when that call begins."""
+        return (self.backwards if self.mode == "backward" else self.steps_done) + 1
 
     def _patch_warnings(self):
         """Note each warning shown, as shown, so that the parent can tell it from the script's stderr."""
@@ -401,6 +417,7 @@ class Recorder(object):
             result = original(*args, **kwargs)
         finally:
             self._in_backward -= 1
+            self.backwards += 1
         if self.mode == "backward" and not self._in_step:
             self._open_backward_step(frame, inputs, result)
         return result
@@ -467,6 +484,7 @@ class Recorder(object):
         elif self._pending["losses"]:
             self._emit_step(complete=False)
         self.finish_memory()
+        self.determinism.finish()
         if self.evaluation is not None and reason in ("finished", "exit"):  # cut short: undecided, left out
             self.evaluation.flush()
         if self.snapshot is not None and os.getpid() == self.pid:

@@ -121,6 +121,30 @@ KINDS = {
         ("lines", "list[str]?", "text files up to the text limit: the lines"),
         ("error", "str?", "why a torch/numpy/image file could not be read (compared by sha256 then)"),
     ),
+    # Localisation re-runs only (config ``layers``): one module call made during the watched step, written
+    # when the call returns (so calls come in completion order: a layer before the block holding it).
+    "layer": (
+        ("call", "int", "number of the call in the watched step, from 1, in the order calls began"),
+        ("name", "str", "qualified name: the variable holding the top-level module, then named_modules() names"),
+        ("module", "str", "class name of the module"),
+        ("parent", "str", "qualified name of the module call it ran inside ('' for a top-level call)"),
+        ("inputs", "list[output]", "tensors among its arguments, read before the call ran"),
+        ("outputs", "list[output]", "tensors of its output"),
+        ("state", "map[tensor?]?", "its own parameters and buffers, at its first call in the step (None later)"),
+        ("source", "str", "file:first-last lines of its class's forward in the user's tree, '' elsewhere"),
+    ),
+    # Localisation re-runs only: a gradient backward computed for a named parameter during the watched step.
+    "param_grad": (
+        ("order", "int", "position among the gradients of the step, in the order backward computed them"),
+        ("name", "str", "qualified parameter name (model.fc.weight)"),
+        ("tensor", "tensor", "the gradient this backward contributed"),
+    ),
+    # Something seen in the run that makes two runs of it differ (reported when OLD disagrees with itself).
+    "hint": (
+        ("after_step", "int", "complete steps when it was seen"),
+        ("source", "str", "dataloader | cudnn_benchmark | seed | thread | process"),
+        ("detail", "str", "what was seen, in words (seed values are compared across runs)"),
+    ),
     "memory": (
         ("device", "str", "cpu | cuda"),
         ("peak_bytes", "int?", "peak tensor memory; None when it could not be measured"),
