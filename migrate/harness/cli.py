@@ -12,6 +12,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from migrate.harness.defaults import CURVE_FRACTION, CURVE_RTOL
 from migrate.progress import for_stderr
 
 
@@ -93,9 +94,9 @@ def verify(
              "--curve-fraction of the steps beyond it, final parameters and metrics (runs never bitwise alike).")
     ] = Mode.steps,
     curve_rtol: Annotated[float, typer.Option(min=0.0, help="--mode curve: relative tolerance per step (Megatron's).")
-                          ] = 0.05,
+                          ] = CURVE_RTOL,
     curve_fraction: Annotated[float, typer.Option(
-        min=0.0, max=1.0, help="--mode curve: fraction of steps that may lie beyond --curve-rtol.")] = 0.05,
+        min=0.0, max=1.0, help="--mode curve: fraction of steps that may lie beyond --curve-rtol.")] = CURVE_FRACTION,
     plot: Annotated[Optional[Path], typer.Option(
         metavar="FILE", help="Write both loss curves as a PNG (needs matplotlib).", dir_okay=False)] = None,
     localize: Annotated[bool, typer.Option(

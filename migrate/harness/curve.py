@@ -18,11 +18,10 @@ import math
 from collections.abc import Sequence
 
 from .comparer import Check, _fmt, decode_elements
+from .defaults import CURVE_FRACTION, CURVE_RTOL
 from .records import EncodedTensor
 from .runner import RunOutcome
 
-CURVE_RTOL = 0.05
-CURVE_FRACTION = 0.05
 SPARK = "▁▂▃▄▅▆▇█"
 
 

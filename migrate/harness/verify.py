@@ -27,7 +27,7 @@ import torch
 from migrate.progress import Progress
 
 from .attribution import Change, Culprit, diff_changes, load_change_map, rank
-from .curve import CURVE_FRACTION, CURVE_RTOL
+from .defaults import CURVE_FRACTION, CURVE_RTOL
 from .comparer import (DEFAULT_MEMORY_TOLERANCE, Check, Comparisons, PairComparison, Tolerance, compare_runs,
                        decode_elements)
 from .localize import KINDS as LOCALIZED_KINDS, Localization, locate
@@ -401,27 +401,28 @@ def localize(result: VerifyResult, pipeline: Sequence[tuple[Path, Path]], option
              progress: Progress = Progress()) -> None:
     """Re-run OLD and NEW up to the step of the first divergence with module hooks and set
     ``result.localization`` (the last entry of ``pipeline`` is the result's; those before it run
-    first, plainly, as they wrote what it reads). Divergences on one device only."""
+    first, plainly, as they wrote what it reads). A cross-device divergence (OLD on the CPU, NEW on CUDA)
+    re-runs each side on its own device and compares layers with the cross-device tolerances: the report
+    names the first layer whose GPU numerics leave them."""
     pair, first = result.divergence_pair, result.first_divergence
-    if first is None or first.kind not in LOCALIZED_KINDS or first.step is None or pair.cross_device or \
-            options.mode == "curve":
+    if first is None or first.kind not in LOCALIZED_KINDS or first.step is None or options.mode == "curve":
         return
     if any(not noise.deterministic for noise in result.noise):
         result.localization = Localization(pair.label, first.step, "unavailable", message=(
             f"step {first.step}: not localised: OLD is not deterministic, so module outputs differ between any two runs"))
         return
-    device = pair.new.spec.device
     progress.phase(f"localizing the divergence at step {first.step}: re-running OLD and NEW with module hooks")
     plan = plan_runs(pipeline, replace(options, echo=False))
     reruns = {}
     for side in ("old", "new"):
+        device = getattr(pair, side).spec.device
         *before, last = plan[side, device]
         steps = first.step if first.step <= getattr(pair, side).complete_steps else last.steps
         watched = replace(last, label=f"{side}-{device}-layers", steps=steps, layers=first.step, evaluation=False,
                           metrics=False, artifacts=False, memory_steps=0)
         reruns[side] = _run_more([*before, watched], progress)[-1]
-    result.localization = locate(pair.label, first, reruns["old"], reruns["new"], Tolerance(options.rtol, options.atol),
-                                 _changes(result.old, result.new, options))
+    result.localization = locate(pair.label, first, reruns["old"], reruns["new"], Tolerance(options.rtol, options.atol,
+                                 cross_device=pair.cross_device), _changes(result.old, result.new, options))
 
 
 def judge(old: Path, new: Path, options: VerifyOptions, runs: Mapping[tuple[str, str], RunOutcome],

@@ -38,3 +38,31 @@ def test_device_all_compares_evaluation_printed_output_and_files_on_cuda(tmp_pat
     summary = {name: ok for name, ok, _ in cuda.summary()}
     assert summary["evaluation"] and summary["stdout"] and summary["files written"], summary
     assert cuda.new.artifacts and all(f.grad_mode == "no_grad" for f in cuda.new.forwards[:4])
+
+
+ON_DEVICE = (("model = Net()", "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+                                "model = Net().to(device)"),
+             ("torch.randint(0, 3, (12,))", "torch.randint(0, 3, (12,))\ndata, target = data.to(device), target.to(device)"))
+
+
+def test_on_cuda_noise_is_measured_first_and_a_rewritten_layer_is_named(tmp_path):
+    """On CUDA OLD runs twice by default before NEW is judged; the layer whose line changed is named."""
+    old = variant(tmp_path, SCRIPTS / "layered.py", "old.py", *ON_DEVICE)
+    new = variant(tmp_path, old, "new.py", ("F.softmax(scores, dim=1)", "F.softmax(scores, dim=0)"))
+    result = verify_scripts(old, new, VerifyOptions(steps=2, device="cuda", timeout=300, memory_steps=0))
+    assert [n.pair for n in result.noise] == ["cuda"] and len(result.repeats) == 1
+    assert result.verdict == "different" and result.localization is not None, result.reason
+    assert (result.localization.where, result.localization.module) == ("output", "model.decoder.attn")
+
+
+def test_a_divergence_only_across_devices_is_localised_with_cross_device_tolerances(tmp_path):
+    """Both scripts compute the attention differently on CUDA than on the CPU: each device agrees with
+    itself, the CPU-to-CUDA pair does not, and its localisation re-runs OLD on the CPU and NEW on CUDA."""
+    both = variant(tmp_path, SCRIPTS / "layered.py", "old.py", *ON_DEVICE,
+                   ("F.softmax(scores, dim=1)", "F.softmax(scores, dim=0 if scores.is_cuda else 1)"))
+    result = verify_scripts(both, variant(tmp_path, both, "new.py", ("# skip path", "# skip path, migrated")),
+                            VerifyOptions(steps=2, device="all", timeout=300, memory_steps=0, repeat=1))
+    cpu, cuda, cross = result.pairs
+    assert cpu.first_divergence is None and cuda.first_divergence is None, result.reason
+    assert result.divergence_pair is cross and result.localization.pair == "cpu→cuda"
+    assert (result.localization.where, result.localization.module) == ("output", "model.decoder.attn")
