@@ -132,3 +132,13 @@ def test_compat_layer_runs_legacy_idioms_that_fail_on_current_torch(tmp_path):
     result = verify_scripts(legacy, migrated, VerifyOptions(device="cpu", timeout=60, compat=True))
     assert result.exit_code == 0, result.reason
     assert "eval requires_grad False" in result.pairs[0].old.stdout_tail
+
+
+def test_compat_layer_accepts_removed_keywords_and_0_3_one_element_shapes():
+    """TensorDataset(data_tensor=), backward(retain_variables=), a (1, C) output's loss against
+    target[i] and torch.cat of one-number losses all raise on current torch; OLD runs with --compat."""
+    legacy, migrated = SCRIPTS / "legacy_shapes.py", SCRIPTS / "legacy_shapes_migrated.py"
+    without = verify_scripts(legacy, migrated, VerifyOptions(device="cpu", timeout=60))
+    assert without.exit_code == 3 and "TensorDataset" in without.reason, without.reason
+    result = verify_scripts(legacy, migrated, VerifyOptions(device="cpu", timeout=60, compat=True))
+    assert result.exit_code == 0 and result.pairs[0].old.complete_steps == 3, result.reason

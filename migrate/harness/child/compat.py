@@ -29,7 +29,14 @@ is): restores 0.3/0.4 behaviour that now raises or silently changed:
   read as ``non_blocking=True`` (``fix_async_keyword``; not in imported modules);
 - ``torch.load`` without ``weights_only`` loads whole pickled objects (models,
   optimizers, ``argparse.Namespace``) as legacy torch did (``weights_only=True``
-  is the default since 2.6).
+  is the default since 2.6);
+- removed keywords: ``backward(retain_variables=)``, ``torch.autograd.backward(
+  grad_variables=, retain_variables=)``, ``TensorDataset(data_tensor=, target_tensor=)``;
+- 1-element values where 0.3 had them: ``criterion(output, target[i])`` with a
+  (1, C) output (``target[i]`` was shape (1,), it is 0-dim now) and
+  ``torch.cat`` of one-number losses get the 0.3 shape (1,).
+Each of these acts only where current PyTorch raises, so no result of code that
+runs on current PyTorch changes.
 """
 import io
 import tokenize
@@ -76,6 +83,8 @@ def install_legacy():
     _integer_division()
     _byte_masks()
     _unpickling_load()
+    _removed_keywords()
+    _one_element_values()
 
 
 def _scalar_indexing():
@@ -218,3 +227,48 @@ def _unpickling_load():
         return original(*args, **kwargs)
 
     torch.load = load
+
+
+def _renaming(function, renames):
+    def renamed(*args, **kwargs):
+        for old, new in renames.items():
+            if old in kwargs:
+                kwargs.setdefault(new, kwargs.pop(old))
+        return function(*args, **kwargs)
+    return renamed
+
+
+def _removed_keywords():
+    torch.Tensor.backward = _renaming(torch.Tensor.backward, {"retain_variables": "retain_graph"})
+    torch.autograd.backward = _renaming(torch.autograd.backward, {"retain_variables": "retain_graph",
+                                                                   "grad_variables": "grad_tensors"})
+    dataset = torch.utils.data.TensorDataset
+    init = dataset.__init__
+
+    def legacy_init(self, *tensors, data_tensor=None, target_tensor=None):
+        given = [t for t in (data_tensor, target_tensor) if t is not None]
+        init(self, *(tensors + tuple(given)))
+
+    dataset.__init__ = legacy_init
+
+
+def _one_element_values():
+    import torch.nn.functional as F
+
+    def class_target_loss(original):
+        def loss(input, target, *args, **kwargs):
+            if torch.is_tensor(target) and target.dim() == 0 and torch.is_tensor(input) and input.dim() > 1 \
+                    and input.size(0) == 1:
+                target = target.unsqueeze(0)
+            return original(input, target, *args, **kwargs)
+        return loss
+
+    for name in ("cross_entropy", "nll_loss", "multi_margin_loss"):
+        setattr(F, name, class_target_loss(getattr(F, name)))
+    cat = torch.cat
+
+    def legacy_cat(tensors, *args, **kwargs):
+        tensors = [t.unsqueeze(0) if torch.is_tensor(t) and t.dim() == 0 else t for t in tensors]
+        return cat(tensors, *args, **kwargs)
+
+    torch.cat = legacy_cat
