@@ -13,6 +13,7 @@ RULES = (
     ('TM302', 'fix', 'legacy-python-numbers', '0.3 reductions and counters that were Python numbers (`x.data.sum()`, `correct += pred.eq(t).sum()`, `total += loss.data`) stay numbers via `.item()`'),
     ('TM303', 'fix', 'data-read', '`x.data` reads become `x.detach()` (or plain `x` where the result cannot carry a graph)'),
     ('TM304', 'fix', 'data-update', 'in-place updates through `p.data` become `with torch.no_grad():` updates of `p` with current signatures'),
+    ('TM305', 'fix', 'cat-of-numbers', '`torch.cat` of one-number tensors (1-element vectors in 0.3, 0-dim now: RuntimeError) becomes `torch.stack`'),
     ('TM401', 'fix', 'renamed-function', 'renamed or removed functions (`F.sigmoid`, `nn.init.xavier_uniform`, `clip_grad_norm`, `F.upsample`, `torch.gesv`, ...) become their current equivalents'),
     ('TM402', 'fix', 'size-average-reduce', '`size_average=`/`reduce=` on losses become the equivalent `reduction=`'),
     ('TM403', 'fix', 'old-positional-signature', 'scalar-first signatures `add_(value, t)`, `addcmul_(value, t1, t2)`, `addmm(beta, M, alpha, a, b)` become keyword forms'),

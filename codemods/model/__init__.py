@@ -63,6 +63,11 @@ def is_inplace_method(name: str) -> bool:
     return name.endswith("_") and not name.startswith("_") and name not in torchapi.NOT_VALUE_UPDATES
 
 
+# Builtins that read a list without changing it.
+READING_BUILTINS = frozenset({"zip", "enumerate", "len", "reversed", "sorted", "sum", "list", "tuple", "iter",
+                              "print", "min", "max", "any", "all"})
+
+
 class SemanticModel:
     """Built by ``ctx.model``; see the module docstring."""
 
@@ -78,6 +83,7 @@ class SemanticModel:
         self._sites: Dict[int, List[CallSite]] = {}
         self._parameters: Dict[int, Value] = {}
         self._module_classes: Dict[int, bool] = {}
+        self._lists: Dict[tuple, Optional[list]] = {}
         self._appended: Dict[Tuple[int, str], Optional[list]] = {}
         self._changed: Dict[Tuple[int, str], bool] = {}
 
@@ -205,20 +211,54 @@ class SemanticModel:
         return self._appended[key]
 
     def _compute_appended(self, fdef: cst.FunctionDef, name: str):
-        body = self.scope_of_definition(fdef)
-        bindings = body.bindings.get(name, ())
-        if not bindings or body.uses.get(name, set()) - {"append"} or name in body.passed or not all(
-                b.kind is BindingKind.ASSIGN and type(b.value) is cst.List for b in bindings):
+        return self.list_sources(name, self.scope_of_definition(fdef))
+
+    def list_sources(self, name: str, scope: Scope, consumer: Optional[cst.Call] = None):
+        """The values the list ``name`` of the function or module ``scope`` is built from: its literal elements
+        and the arguments of its ``append`` calls there, with their scope; ``None`` when it is used any other
+        way. ``consumer``: the one call it may be passed to (the call that asks)."""
+        key = (id(scope), name, id(consumer))
+        if key not in self._lists:
+            self._lists[key] = self._compute_list(name, scope, consumer)
+        return self._lists[key]
+
+    def _compute_list(self, name: str, scope: Scope, consumer: Optional[cst.Call]):
+        """One ordered pass over the scope's uses of ``name``: while it holds a list it may only be appended
+        to, returned, iterated, read by a builtin (``zip``, ``len``) or passed to ``consumer``; the statement around ``consumer`` may rebind it to something
+        else (``loss = torch.cat(loss).sum()``), after which its uses are not the list's."""
+        if not all(b.kind in (BindingKind.ASSIGN, BindingKind.UNPACK) for b in scope.bindings.get(name, ())):
             return None
-        if any(type(e) is cst.StarredElement for b in bindings for e in b.value.elements):
-            return None
-        sources = [(e.value, body) for b in bindings for e in b.value.elements]
-        for node in walk(fdef.body):
-            if (type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "append"
-                    and type(node.func.value) is cst.Name and node.func.value.value == name):
-                if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
+        sources, holds_list = [], False
+        for node in walk(scope.node.body if type(scope.node) is cst.FunctionDef else scope.node):
+            if type(node) is not cst.Name or node.value != name:
+                continue
+            up = self.parent(node)
+            if type(up) is cst.Attribute and up.attr is node or type(up) is cst.Arg and up.keyword is node:
+                continue
+            target = _assigned(node)
+            if target is not None:
+                value = target
+                if type(value) is cst.List and not any(type(e) is cst.StarredElement for e in value.elements):
+                    holds_list = True
+                    sources.extend((e.value, scope) for e in value.elements)
+                elif consumer is None or not _within(consumer, value):
                     return None
-                sources.append((node.args[0].value, body))
+                continue
+            if self.lookup(name, self.scope_of(node))[0] is not scope:
+                continue  # another function's name
+            call = self.parent(up)
+            if type(up) is cst.Attribute and up.attr.value == "append" and type(call) is cst.Call and \
+                    call.func is up and holds_list:
+                if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+                    return None
+                sources.append((call.args[0].value, self.scope_of(call)))
+            elif type(up) is cst.Arg and call is consumer and holds_list:
+                holds_list = False
+            elif holds_list and (type(up) in (cst.Return, cst.For, cst.CompFor) or type(up) is cst.Arg and type(
+                    call.func) is cst.Name and call.func.value in READING_BUILTINS):
+                continue  # read, not changed
+            elif holds_list:
+                return None
         return sources or None
 
     # -- functions and classes ---------------------------------------------------------------------------
@@ -316,6 +356,21 @@ class SemanticModel:
         if key not in self._changed:
             self._changed[key] = any(_writes_name(node, name) for node in walk(fdef.body))
         return self._changed[key]
+
+
+def _assigned(name: cst.Name):
+    """What ``name = value`` or ``a, name = x, value`` assigns to ``name`` (``None``: not such a target;
+    an unmatched unpacking: the whole ``value``)."""
+    up = parent(name)
+    if type(up) is cst.AssignTarget:
+        return parent(up).value
+    if type(up) is not cst.Element or type(parent(up)) not in (cst.Tuple, cst.List) or \
+            type(parent(parent(up))) is not cst.AssignTarget:
+        return None
+    elements, value = parent(up).elements, parent(parent(parent(up))).value
+    if type(value) in (cst.Tuple, cst.List) and len(value.elements) == len(elements):
+        return value.elements[list(elements).index(up)].value
+    return value
 
 
 def _within(node: cst.CSTNode, root: cst.CSTNode) -> bool:

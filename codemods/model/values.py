@@ -323,11 +323,26 @@ class Values:
                 return INT if binding.index is None else UNKNOWN
             if builtin == "enumerate" and binding.index == 0:
                 return INT
-            return UNKNOWN
+            lists = iterable.args[1:2] if builtin == "enumerate" and binding.index == 1 else (
+                iterable.args[binding.index:binding.index + 1] if builtin == "zip" and binding.index is not None
+                else ())
+            return self._list_items(lists[0].value, scope, depth) if lists else UNKNOWN
+        if type(iterable) is cst.Name and binding.index is None:
+            items = self._list_items(iterable, scope, depth)
+            if items.known:
+                return items
         rows = self.value(iterable, scope, depth)
         if rows.kind is Kind.TENSOR and binding.index is None:
             return replace(rows, rank=None if rows.rank is None else max(rows.rank - 1, 0))
         return UNKNOWN
+
+    def _list_items(self, expr: cst.CSTNode, scope: Scope, depth: int) -> Value:
+        """The items of a list the file builds from literals and ``append`` (joined), else unknown."""
+        if type(expr) is not cst.Name:
+            return UNKNOWN
+        owner, _ = self.model.lookup(expr.value, scope)
+        sources = owner is not None and self.model.list_sources(expr.value, owner)
+        return join([self.value(e, s, depth + 1) for e, s in sources]) if sources else UNKNOWN
 
     def _attribute(self, node: cst.Attribute, scope: Scope, depth: int) -> Value:
         attr, receiver = node.attr.value, node.value
@@ -371,9 +386,16 @@ class Values:
             return inner if inner.kind in (Kind.TENSOR, Kind.UNKNOWN) else UNKNOWN
         if inner.kind is not Kind.TENSOR:
             return UNKNOWN
-        if inner.rank is not None and _integer_index(node):
+        if inner.rank is not None and (_integer_index(node) or self._int_name_index(node, scope, depth)):
             return replace(inner, rank=max(inner.rank - 1, 0))
         return replace(inner, rank=None)
+
+    def _int_name_index(self, node: cst.Subscript, scope: Scope, depth: int) -> bool:
+        """``x[i]`` with ``i`` a name the file binds to Python ints only (``for i in range(n)``)."""
+        if len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
+            return False
+        index = node.slice[0].slice.value
+        return type(index) is cst.Name and self.value(index, scope, depth + 1) == INT
 
     # -- elements -----------------------------------------------------------------------------------
     def element(self, expr: cst.CSTNode, index: int, scope: Scope, depth: int = 0) -> Value:
@@ -612,7 +634,7 @@ class Values:
 
 
 def _integer_index(node: cst.Subscript) -> bool:
-    """``x[i]`` with one index that is an integer or a name (not a slice, a tensor mask or ``None``)."""
+    """``x[i]`` with one index that is an integer literal (not a slice, a tensor mask or ``None``)."""
     if len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
         return False
     value = node.slice[0].slice.value
