@@ -9,6 +9,7 @@ Families (codes by hundred):
   TM4xx deprecated.py renamed functions and changed signatures (tables)
   TM5xx current.py    behaviour changes after 0.4 (``torch.load``, ``torch.full``, ...)
   TM6xx hazards.py    autograd hazards that ``check`` reports
+  TM7xx ecosystem/    mixed precision (``torch.cuda.amp``, apex) and TensorBoard around torch
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import pkgutil
 import re
 from typing import Iterable, List, Optional
 
-FAMILIES = ("variable", "device", "asynckw", "data", "deprecated", "current", "hazards")
+FAMILIES = ("variable", "device", "asynckw", "data", "deprecated", "current", "hazards", "ecosystem")
 RULE_MODULE = re.compile(r"^tm\d{3}_\w+$")
 _registry: List[type] = []
 

@@ -6,6 +6,8 @@ from typing import Optional, Sequence
 
 import libcst as cst
 
+from codemods.names import dotted
+
 TIGHT_EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
 _PRIMARY = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 
@@ -98,3 +100,19 @@ def spell(ctx, qualified: str) -> str:
 def spelled(ctx, qualified: str) -> cst.BaseExpression:
     """``spell`` as an expression."""
     return cst.parse_expression(spell(ctx, qualified))
+
+
+def release_import(ctx, old: cst.CSTNode) -> None:
+    """Call from a fix that replaced the reference ``old`` (``autocast``, ``amp.GradScaler``, ``ag.Variable``):
+    the import it came through goes if nothing else uses it (``from m import x``; ``import a.b as ab`` or
+    ``from a import b`` for a dotted reference; never a plain ``import torch``)."""
+    head = (dotted(old) or "").split(".")[0]
+    full = ctx.imports.aliases.get(head)
+    if full is None:
+        return
+    module, _, obj = full.rpartition(".")
+    if type(old) is cst.Name and module:
+        ctx.remove_import_if_unused(module, obj, head if head != obj else None)
+    elif type(old) is cst.Attribute and head != full.split(".")[0]:  # whichever of the two the file has
+        ctx.remove_import_if_unused(full, None, head)
+        ctx.remove_import_if_unused(module, obj, head if head != obj else None)

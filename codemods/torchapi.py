@@ -209,3 +209,17 @@ DISTRIBUTION_EVENT_RANK: Dict[str, int] = {"Dirichlet": 1, "MultivariateNormal":
                                            "RelaxedOneHotCategorical": 1, "Multinomial": 1,
                                            "LowRankMultivariateNormal": 1}
 SAMPLE_METHODS = frozenset({"sample", "rsample"})
+
+# -- ecosystem (TM7xx) -------------------------------------------------------------------------------------
+# Device-specific mixed-precision names deprecated in 2.4 -> (the ``torch.amp`` name, its device, the legacy
+# call's positional parameters: ``torch.amp.autocast`` takes ``dtype`` second, so they become keywords).
+DEVICE_AMP: Dict[str, tuple] = {
+    "torch.cuda.amp.autocast": ("torch.amp.autocast", "cuda", ("enabled", "dtype", "cache_enabled")),
+    "torch.cpu.amp.autocast": ("torch.amp.autocast", "cpu", ("enabled", "dtype", "cache_enabled")),
+    "torch.cuda.amp.GradScaler": ("torch.amp.GradScaler", "cuda", None),  # same order after the device
+    "torch.cpu.amp.GradScaler": ("torch.amp.GradScaler", "cpu", None),
+    "torch.cuda.amp.custom_fwd": ("torch.amp.custom_fwd", "cuda", ("fwd",)),
+    "torch.cuda.amp.custom_bwd": ("torch.amp.custom_bwd", "cuda", ("bwd",)),
+}
+# ``custom_fwd``/``custom_bwd`` take the device as the keyword ``device_type``; the others positionally.
+DEVICE_AMP_KEYWORD = {"torch.amp.custom_fwd": "device_type", "torch.amp.custom_bwd": "device_type"}

@@ -40,4 +40,5 @@ RULES = (
     ('TM606', 'hazard', 'non-leaf-grad', "`.grad` of a non-leaf tensor is None (call `retain_grad()` or read the leaf's grad)"),
     ('TM607', 'hazard', 'unused-requires-grad', '`requires_grad` on a tensor no optimizer or autograd.grad uses: wasted work, shared-graph errors'),
     ('TM608', 'hazard', 'requires-grad-typo', '`require_grad` is not a PyTorch name: `requires_grad` / `requires_grad_`'),
+    ('TM701', 'fix', 'device-amp', '`torch.cuda.amp.autocast()`/`GradScaler()`/`custom_fwd` (deprecated in 2.4) become `torch.amp.*` with the device'),
 )
