@@ -223,3 +223,17 @@ DEVICE_AMP: Dict[str, tuple] = {
 }
 # ``custom_fwd``/``custom_bwd`` take the device as the keyword ``device_type``; the others positionally.
 DEVICE_AMP_KEYWORD = {"torch.amp.custom_fwd": "device_type", "torch.amp.custom_bwd": "device_type"}
+# torchvision datasets whose images are single-channel (``ToTensor`` gives 1 x H x W).
+SINGLE_CHANNEL_DATASETS = frozenset(f"torchvision.datasets.{d}" for d in (
+    "MNIST", "FashionMNIST", "KMNIST", "EMNIST", "QMNIST", "USPS"))
+# torchvision 0.2.2 renamed the datasets' legacy split attributes (MNIST keeps warning aliases; CIFAR's are gone).
+DATASET_ATTRIBUTE_RENAMES: Dict[str, str] = {
+    "train_data": "data", "test_data": "data", "train_labels": "targets", "test_labels": "targets"}
+RENAMED_ATTRIBUTE_DATASETS = SINGLE_CHANNEL_DATASETS - {"torchvision.datasets.USPS"} | frozenset(
+    f"torchvision.datasets.{d}" for d in ("CIFAR10", "CIFAR100"))
+# Transforms that keep an image's channel count (what ``Normalize`` after them sees is the dataset's).
+CHANNEL_KEEPING_TRANSFORMS = frozenset(f"torchvision.transforms.{t}" for t in (
+    "ToTensor", "PILToTensor", "ConvertImageDtype", "Resize", "Scale", "CenterCrop", "RandomCrop", "RandomResizedCrop",
+    "RandomSizedCrop", "FiveCrop", "TenCrop", "Pad", "RandomHorizontalFlip", "RandomVerticalFlip", "RandomRotation",
+    "RandomAffine", "RandomPerspective", "ElasticTransform", "RandomErasing", "GaussianBlur", "RandomInvert",
+    "RandomPosterize", "RandomSolarize", "RandomAdjustSharpness", "RandomAutocontrast", "RandomEqualize"))

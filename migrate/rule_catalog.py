@@ -41,4 +41,6 @@ RULES = (
     ('TM607', 'hazard', 'unused-requires-grad', '`requires_grad` on a tensor no optimizer or autograd.grad uses: wasted work, shared-graph errors'),
     ('TM608', 'hazard', 'requires-grad-typo', '`require_grad` is not a PyTorch name: `requires_grad` / `requires_grad_`'),
     ('TM701', 'fix', 'device-amp', '`torch.cuda.amp.autocast()`/`GradScaler()`/`custom_fwd` (deprecated in 2.4) become `torch.amp.*` with the device'),
+    ('TM702', 'fix', 'dataset-attributes', "torchvision datasets' `train_data`/`train_labels` (gone or warning since 0.2.2) become `data`/`targets`"),
+    ('TM703', 'fix', 'normalize-channels', "`Normalize` with 3-channel mean/std on single-channel images (ignored in legacy torchvision, an error now) keeps the first channel's"),
 )
