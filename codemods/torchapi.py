@@ -237,3 +237,9 @@ CHANNEL_KEEPING_TRANSFORMS = frozenset(f"torchvision.transforms.{t}" for t in (
     "RandomSizedCrop", "FiveCrop", "TenCrop", "Pad", "RandomHorizontalFlip", "RandomVerticalFlip", "RandomRotation",
     "RandomAffine", "RandomPerspective", "ElasticTransform", "RandomErasing", "GaussianBlur", "RandomInvert",
     "RandomPosterize", "RandomSolarize", "RandomAdjustSharpness", "RandomAutocontrast", "RandomEqualize"))
+# tensorboardX's ``SummaryWriter`` beyond ``torch.utils.tensorboard``'s: methods, constructor keywords (``logdir``
+# is ``log_dir``), and method keywords (checked against tensorboardX 2.6 and torch 2.13).
+TENSORBOARDX_ONLY_METHODS = frozenset({"export_scalars_to_json", "add_openvino_graph", "use_metadata", "file_writer",
+                                       "all_writers", "scalar_dict"})
+TENSORBOARDX_ONLY_KEYWORDS = frozenset({"write_to_disk", "comet_config", "display_name", "summary_description"})
+TENSORBOARDX_RENAMED_KEYWORDS = {"logdir": "log_dir"}

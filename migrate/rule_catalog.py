@@ -43,4 +43,5 @@ RULES = (
     ('TM701', 'fix', 'device-amp', '`torch.cuda.amp.autocast()`/`GradScaler()`/`custom_fwd` (deprecated in 2.4) become `torch.amp.*` with the device'),
     ('TM702', 'fix', 'dataset-attributes', "torchvision datasets' `train_data`/`train_labels` (gone or warning since 0.2.2) become `data`/`targets`"),
     ('TM703', 'fix', 'normalize-channels', "`Normalize` with 3-channel mean/std on single-channel images (ignored in legacy torchvision, an error now) keeps the first channel's"),
+    ('TM704', 'fix', 'tensorboardx', '`tensorboardX.SummaryWriter` becomes `torch.utils.tensorboard.SummaryWriter` where only the shared API is used'),
 )
