@@ -44,4 +44,5 @@ RULES = (
     ('TM702', 'fix', 'dataset-attributes', "torchvision datasets' `train_data`/`train_labels` (gone or warning since 0.2.2) become `data`/`targets`"),
     ('TM703', 'fix', 'normalize-channels', "`Normalize` with 3-channel mean/std on single-channel images (ignored in legacy torchvision, an error now) keeps the first channel's"),
     ('TM704', 'fix', 'tensorboardx', '`tensorboardX.SummaryWriter` becomes `torch.utils.tensorboard.SummaryWriter` where only the shared API is used'),
+    ('TM705', 'fix', 'apex-amp', 'apex `amp.initialize`/`amp.scale_loss` (O1) become `torch.amp.autocast` + `GradScaler` (unsafe; O2/O3 reported)'),
 )
