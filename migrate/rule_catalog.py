@@ -45,4 +45,5 @@ RULES = (
     ('TM703', 'fix', 'normalize-channels', "`Normalize` with 3-channel mean/std on single-channel images (ignored in legacy torchvision, an error now) keeps the first channel's"),
     ('TM704', 'fix', 'tensorboardx', '`tensorboardX.SummaryWriter` becomes `torch.utils.tensorboard.SummaryWriter` where only the shared API is used'),
     ('TM705', 'fix', 'apex-amp', 'apex `amp.initialize`/`amp.scale_loss` (O1) become `torch.amp.autocast` + `GradScaler` (unsafe; O2/O3 reported)'),
+    ('TM706', 'fix', 'local-rank', '`--local_rank` also accepts `--local-rank` (torch>=2.0 launcher) and defaults to `$LOCAL_RANK` (torchrun)'),
 )
