@@ -16,6 +16,7 @@ import libcst as cst
 
 from codemods.model import SemanticModel
 from codemods.names import ImportMap
+from codemods.versions import Version, supports
 
 SUPPRESSION = re.compile(r"#\s*torch-migrate:\s*ignore(?:\[(?P<codes>[A-Z0-9_, ]+)\])?")
 Replacement = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
@@ -68,6 +69,7 @@ class FileContext:
     added_imports: list = field(default_factory=list)
     removed_imports: list = field(default_factory=list)
     codes: frozenset = frozenset()  # the codes of the rules running on this file
+    min_torch: Version = ()  # the oldest torch the project supports (--min-torch); () means no limit
     _analyses: Dict[Callable, object] = field(default_factory=dict, repr=False)
 
     def analysis(self, build: Callable[["FileContext"], Analysis]) -> Analysis:
@@ -82,6 +84,10 @@ class FileContext:
     def model(self) -> SemanticModel:
         """The file's semantic model (``codemods.model``), built on first use and shared by every rule."""
         return self.analysis(SemanticModel)
+
+    def supports(self, needed: str) -> bool:
+        """Code that needs torch ``needed`` may be written: it runs on every torch from ``--min-torch`` on."""
+        return not self.min_torch or supports(self.min_torch, needed)
 
     def parent(self, level: int = 1) -> Optional[cst.CSTNode]:
         """The ``level``-th ancestor of the node being visited (1 = its parent)."""
@@ -117,6 +123,9 @@ class Rule:
     - ``keeps``: code the rule must leave alone and not flag.
     - ``kind``: ``"fix"`` for legacy idioms that ``rewrite`` migrates,
       ``"hazard"`` for autograd hazards that ``check`` reports.
+    - ``min_torch``: the oldest torch that the rule's *output* runs on. Under a lower ``--min-torch`` the
+      engine leaves the code and reports it instead; a rule with an older spelling for older torch asks
+      ``self.ctx.supports("1.8")`` and declares the oldest of its spellings here.
     """
 
     code: ClassVar[str]
@@ -127,6 +136,7 @@ class Rule:
     requires: ClassVar[Sequence[str]] = ()
     changes: ClassVar[Sequence[Example]] = ()
     keeps: ClassVar[Sequence[str]] = ()
+    min_torch: ClassVar[str] = "0.4"
 
     def __init__(self, ctx: FileContext):
         self.ctx = ctx

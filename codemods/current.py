@@ -591,6 +591,7 @@ class LoadWeightsOnly(Rule):
     """
 
     code = "TM501"
+    min_torch = "1.13"
     name = "load-weights-only"
     summary = "`torch.load` of a whole pickled model/object keeps `weights_only=False` (True by default since 2.6)"
     triggers = ("load(",)
@@ -948,6 +949,7 @@ class IntegerDivision(Rule):
     """
 
     code = "TM504"
+    min_torch = "1.8"
     name = "integer-division"
     summary = "`/` on integer tensors keeps the legacy truncation: `torch.div(a, b, rounding_mode=\"trunc\")`"
     triggers = ("/", "div")
@@ -1052,6 +1054,7 @@ class Uint8Mask(Rule):
     """
 
     code = "TM505"
+    min_torch = "1.2"
     name = "uint8-mask"
     summary = "uint8 masks used for indexing/`masked_fill`/`masked_select`/`where` become `bool`"
     triggers = ("Byte", "byte", "uint8")
@@ -1483,6 +1486,7 @@ class GridAlignCorners(Rule):
     it, so ``align_corners=True`` keeps its values exactly."""
 
     code = "TM508"
+    min_torch = "1.3"
     name = "grid-align-corners"
     summary = "`F.grid_sample`/`F.affine_grid` without `align_corners` keep the legacy `align_corners=True`"
     triggers = ("grid_sample", "affine_grid")

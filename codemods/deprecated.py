@@ -103,13 +103,6 @@ RENAMES: Dict[str, Replacement] = {
         "torch.linalg.solve_triangular", "TorchFix table; defaulted to upper=True",
         params=("b", "A", "upper", "transpose", "unitriangular"), keep_positional=2, order=(1, 0),
         defaults=(("upper", "True"),), first_only=True, must_be_false=("transpose",)),
-    "torch.cuda.amp.autocast": Replacement("torch.amp.autocast", "TorchFix table",
-                                           params=("enabled", "dtype", "cache_enabled"), keep_positional=0,
-                                           prepend=('"cuda"',)),
-    "torch.cpu.amp.autocast": Replacement("torch.amp.autocast", "TorchFix table",
-                                          params=("enabled", "dtype", "cache_enabled"), keep_positional=0,
-                                          prepend=('"cpu"',)),
-    "torch.cuda.amp.GradScaler": Replacement("torch.amp.GradScaler", "deprecated in 2.4", prepend=('"cuda"',)),
     **{f"functorch.{name}": Replacement(f"torch.func.{name}", "TorchFix table") for name in _FUNCTORCH},
 }
 
@@ -147,8 +140,6 @@ REPORTED: Dict[str, str] = {
     "torch.nn.utils.weight_norm": "deprecated: `torch.nn.utils.parametrizations.weight_norm` "
                                   "(state_dict keys change: weight_g/weight_v -> parametrizations.weight.original0/1)",
     "torch.backends.cuda.sdp_kernel": "deprecated: `torch.nn.attention.sdpa_kernel` takes a list of backends",
-    "torch.cuda.amp.custom_fwd": "deprecated: `torch.amp.custom_fwd(device_type='cuda')`",
-    "torch.cuda.amp.custom_bwd": "deprecated: `torch.amp.custom_bwd(device_type='cuda')`",
     "torch.utils._pytree._register_pytree_node": "private and deprecated: "
                                                  "`torch.utils._pytree.register_pytree_node`",
 }
@@ -627,6 +618,7 @@ class SizeAverageReduce(Rule):
     unsafe fix for ``size_average`` alone (``'mean' if x else 'sum'``, wrong if ``x`` is ``None``)."""
 
     code = "TM402"
+    min_torch = "0.4.1"
     name = "size-average-reduce"
     summary = "`size_average=`/`reduce=` on losses become the equivalent `reduction=`"
     triggers = ("size_average", "reduce", "Loss(", "loss(")

@@ -21,6 +21,7 @@ from codemods.finding import Finding
 from codemods.imports import add_imports, remove_unused_imports
 from codemods.names import ImportMap
 from codemods.positions import NEWLINE, positions
+from codemods.versions import Version, spell
 from codemods.walk import children, indexed, parent
 
 
@@ -36,6 +37,7 @@ class TextRule:
     requires: Sequence[str] = ()
     changes: Sequence = ()
     keeps: Sequence[str] = ()
+    min_torch = "0.4"  # ``non_blocking=``
 
     def rewrite(self, text: str) -> Tuple[str, List[Finding]]:
         raise NotImplementedError
@@ -109,8 +111,9 @@ class _ApplyFixes(cst.CSTTransformer):
         return updated_node
 
 
-def run_rules(text: str, rules: Sequence[type], *, unsafe_fixes: bool = False, fix: bool = True) -> Outcome:
-    """Apply ``rules`` (Rule or TextRule classes) to ``text``.
+def run_rules(text: str, rules: Sequence[type], *, unsafe_fixes: bool = False, fix: bool = True,
+              min_torch: Version = ()) -> Outcome:
+    """Apply ``rules`` (Rule or TextRule classes) to ``text``; no fix needs a torch newer than ``min_torch``.
 
     Raises ``libcst.ParserSyntaxError`` when the text cannot be parsed.
     """
@@ -128,18 +131,25 @@ def run_rules(text: str, rules: Sequence[type], *, unsafe_fixes: bool = False, f
 
     module = cst.parse_module(text)
     with indexed(module):  # the walks of every rule family, and of the import clean-up, share it
-        fixed = _tree_pass(module, rules, lines, findings, unsafe_fixes=unsafe_fixes, fix=fix)
+        fixed = _tree_pass(module, rules, lines, findings, unsafe_fixes=unsafe_fixes, fix=fix, min_torch=min_torch)
     findings.sort(key=lambda f: (f.line, f.col, f.code))
     if not fix:
         return Outcome(original, findings)
     return Outcome(text if fixed is None else fixed.code, findings)
 
 
+def _too_new(rule: Rule, ctx: FileContext) -> str:
+    """Why ``rule``'s fixes cannot be applied under ``--min-torch`` ("" when they can)."""
+    if ctx.supports(rule.min_torch):
+        return ""
+    return f" (left unchanged: the fix needs torch >= {rule.min_torch}, --min-torch is {spell(ctx.min_torch)})"
+
+
 def _tree_pass(module: cst.Module, rules: Sequence[type], lines: List[str], findings: List[Finding], *,
-               unsafe_fixes: bool, fix: bool) -> Optional[cst.Module]:
+               unsafe_fixes: bool, fix: bool, min_torch: Version) -> Optional[cst.Module]:
     """Run the tree rules, add their findings; the fixed module, or None when no fix applies."""
     ctx = FileContext(module=module, imports=ImportMap(module), unsafe_fixes=unsafe_fixes,
-                      codes=frozenset(cls.code for cls in rules))
+                      codes=frozenset(cls.code for cls in rules), min_torch=min_torch)
     tree_rules = [cls(ctx) for cls in rules if not issubclass(cls, TextRule)]
     dispatcher = _Dispatcher(ctx, tree_rules)
     dispatcher.run(module)
@@ -153,15 +163,17 @@ def _tree_pass(module: cst.Module, rules: Sequence[type], lines: List[str], find
             line_text = lines[line - 1] if line <= len(lines) else ""
             if suppressed(line_text, report.rule.code):
                 continue
-            will_fix = fix and report.fix is not None and (not report.unsafe or unsafe_fixes)
+            too_new = _too_new(report.rule, ctx) if report.fix is not None else ""
+            fixable = report.fix is not None and not too_new
+            will_fix = fix and fixable and (not report.unsafe or unsafe_fixes)
             findings.append(
                 Finding(
                     code=report.rule.code,
-                    message=report.message,
+                    message=report.message + too_new,
                     line=line,
                     col=column + 1,
                     end_line=end_line,
-                    fixable=report.fix is not None,
+                    fixable=fixable,
                     unsafe=report.unsafe,
                     applied=will_fix,
                     hint=report.hint,

@@ -48,6 +48,7 @@ ExcludeOpt = typer.Option(None, "--exclude", metavar="GLOB", help="Glob (gitigno
 JobsOpt = typer.Option(0, "-j", "--jobs", metavar="N", help="Worker processes (default: one per core).")
 NoCacheOpt = typer.Option(False, "--no-cache", help="Do not read or write the result cache.")
 NoNotebooksOpt = typer.Option(False, "--no-notebooks", help="Skip Jupyter notebooks (*.ipynb), also named ones.")
+MinTorchOpt = typer.Option(None, "--min-torch", metavar="X.Y", help="Oldest torch the code must keep running on: no fix needs a newer one (default: `min-torch` in [tool.torch-migrate], else the installed torch).")
 
 
 def _error(message: str) -> None:
@@ -72,12 +73,17 @@ def _main(
     """Migrate legacy PyTorch training code to modern idioms, and prove the migration changed nothing."""
 
 
-def _options(paths, mode, select, ignore, unsafe_fixes=False, no_notebooks=False) -> driver.Options:
+def _options(paths, mode, select, ignore, unsafe_fixes=False, no_notebooks=False, min_torch=None) -> driver.Options:
     """Command-line choices over ``[tool.torch-migrate]`` defaults."""
     config = _config(paths)
+    try:
+        target = config.target_torch(min_torch)
+    except ConfigError as error:
+        _error(str(error))
+        raise typer.Exit(EXIT_USAGE)
     return driver.Options(mode, _codes(select) or tuple(config.select), _codes(ignore) or tuple(config.ignore),
                           unsafe_fixes, tuple((p, tuple(c)) for p, c in config.per_file_ignores.items()),
-                          notebooks=config.notebooks and not no_notebooks)
+                          notebooks=config.notebooks and not no_notebooks, min_torch=target)
 
 
 def _config(paths) -> Config:
@@ -134,6 +140,7 @@ def rewrite(
     change_map: Optional[Path] = typer.Option(None, "--change-map", metavar="FILE", help="Write the applied fixes (file, line, rule) as JSON, for `verify` attribution."),
     no_cache: bool = NoCacheOpt,
     no_notebooks: bool = NoNotebooksOpt,
+    min_torch: Optional[str] = MinTorchOpt,
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Print only errors (and the diff with --diff)."),
 ) -> None:
     """Rewrite legacy idioms in place (or show the diff with --diff).
@@ -146,7 +153,7 @@ def rewrite(
       torch-migrate rewrite --check .         # CI: exit 1 if anything is left to migrate
     """
     mode = driver.DIFF if (diff or check) else driver.WRITE
-    options = _options(paths, mode, select, ignore, unsafe_fixes, no_notebooks)
+    options = _options(paths, mode, select, ignore, unsafe_fixes, no_notebooks, min_torch)
     results = _run(paths, exclude, options, jobs, no_cache, quiet)
     changed = [r for r in results if r.changed]
     if diff:
@@ -206,6 +213,7 @@ def check(
     jobs: int = JobsOpt,
     no_cache: bool = NoCacheOpt,
     no_notebooks: bool = NoNotebooksOpt,
+    min_torch: Optional[str] = MinTorchOpt,
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Print only the findings (no hints, no summary)."),
 ) -> None:
     """Report autograd hazards and every legacy idiom that rewrite would change.
@@ -222,7 +230,7 @@ def check(
     if output_format not in FORMATS:
         _error(f"unknown format {output_format!r}; choose from {', '.join(FORMATS)}")
         raise typer.Exit(EXIT_USAGE)
-    options = _options(paths, driver.LINT, select, ignore, no_notebooks=no_notebooks)
+    options = _options(paths, driver.LINT, select, ignore, no_notebooks=no_notebooks, min_torch=min_torch)
     results = _run(paths, exclude, options, jobs, no_cache, quiet)
     status = _report_errors(results)
     sys.stdout.write(render_findings(results, output_format, quiet=quiet))
@@ -255,7 +263,7 @@ def rules(code: Optional[str] = typer.Argument(None, metavar="[CODE]", help="Sho
 
     from migrate.rule_catalog import RULES  # generated from the rules, which would import libcst
 
-    table = Table("code", "kind", "name", "summary")
+    table = Table("code", "kind", "name", "torch", "summary")
     for row in RULES:
         table.add_row(*row)
     Console(highlight=False).print(table)

@@ -6,6 +6,7 @@
     exclude = ["third_party/"]      # gitignore-style globs
     per-file-ignores = { "tests/*" = ["TM6"] }
     notebooks = true                # also migrate Jupyter notebooks (*.ipynb)
+    min-torch = "1.8"               # oldest torch the code must keep running on (default: the installed one)
     entry = ["train.py"]            # training entry points for `migrate`
     steps = 5                       # optimizer steps `verify` compares
     rtol = 1.3e-6
@@ -20,7 +21,9 @@ from __future__ import annotations
 import os
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from codemods.versions import VersionError, installed_torch, parse
 
 try:
     import tomllib
@@ -39,6 +42,7 @@ class Config:
     exclude: List[str] = field(default_factory=list)
     per_file_ignores: Dict[str, List[str]] = field(default_factory=dict)
     notebooks: bool = True
+    min_torch: Optional[str] = None
     entry: List[str] = field(default_factory=list)
     steps: Optional[int] = None
     rtol: Optional[float] = None
@@ -48,6 +52,18 @@ class Config:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def target_torch(self, flag: Optional[str] = None) -> Tuple[int, ...]:
+        """The oldest torch the rewritten code must run on: ``--min-torch``, else ``min-torch``, else the
+        installed torch."""
+        chosen = flag or self.min_torch
+        if not chosen:
+            return installed_torch()
+        try:
+            return parse(chosen)
+        except VersionError as error:
+            where = "--min-torch" if flag else f"{self.source}: min-torch"
+            raise ConfigError(f"{where}: {error}") from None
 
 
 def find_pyproject(start: Path) -> Optional[Path]:

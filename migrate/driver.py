@@ -56,6 +56,7 @@ class Options:
     unsafe_fixes: bool = False
     per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()  # (glob, codes) from the config
     notebooks: bool = True  # discover *.ipynb beside *.py
+    min_torch: Tuple[int, ...] = ()  # the oldest torch the project supports (--min-torch); () = the installed one
 
     def rules(self) -> List[type]:
         return codemods.select_rules(self.select or None, self.ignore or None)
@@ -357,7 +358,8 @@ def _culprits(source: Source, rules: Sequence[type], options: Options) -> str:
 
     def breaks(subset: List[type]) -> bool:
         try:
-            outcome = _on_big_stack(run_rules, source.text, subset, unsafe_fixes=options.unsafe_fixes)
+            outcome = _on_big_stack(run_rules, source.text, subset, unsafe_fixes=options.unsafe_fixes,
+                                        min_torch=options.min_torch)
             if outcome.text != source.text:
                 _verify(source, outcome.text, outcome.findings)
         except Exception:  # BrokenRewrite, or the rule's own exception
@@ -402,6 +404,7 @@ def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type
 
     try:
         outcome = _on_big_stack(run_rules, source.text, active, unsafe_fixes=options.unsafe_fixes,
+                                min_torch=options.min_torch,
                                 fix=options.mode != LINT)
     except cst.ParserSyntaxError as error:
         found = python2.find(source.text)

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence
 import typer
 
 from migrate import driver
-from migrate.config import load_config
+from migrate.config import ConfigError, load_config
 from migrate.discover import SKIP_DIRS, discover
 from migrate.notebook import diff_files, is_notebook
 from migrate.progress import Progress, for_stderr
@@ -180,7 +180,8 @@ def migrate_repo(
         fixes = driver.applied_fixes(results)
         progress.phase("checking for hazards left")
         lint = driver.run(discover([new], notebooks=rewrite_options.notebooks),
-                          driver.Options(driver.LINT, rewrite_options.select, rewrite_options.ignore), jobs)
+                          driver.Options(driver.LINT, rewrite_options.select, rewrite_options.ignore,
+                                         min_torch=rewrite_options.min_torch), jobs)
         hazards = [dict(f.to_dict(), path=str(Path(r.path).relative_to(new)))
                    for r in lint for f in r.findings if f.code >= "TM6"]
         entry_results = [EntryResult(entry, verdict) for entry, verdict in
@@ -259,6 +260,7 @@ def migrate_command(
     select: Optional[List[str]] = typer.Option(None, "--select", metavar="CODES", help="Rule codes or prefixes to apply."),
     ignore: Optional[List[str]] = typer.Option(None, "--ignore", metavar="CODES", help="Rule codes or prefixes to skip."),
     unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Also apply fixes that change behaviour."),
+    min_torch: Optional[str] = typer.Option(None, "--min-torch", metavar="X.Y", help="Oldest torch the code must keep running on (default: `min-torch` in [tool.torch-migrate], else the installed torch)."),
     compat: bool = typer.Option(True, "--compat/--no-compat", help="Run the original with the 0.3 compatibility layer."),
     old_python: Optional[str] = typer.Option(None, metavar="PYTHON", help="Interpreter for the original scripts (an old PyTorch venv)."),
     new_python: Optional[str] = typer.Option(None, metavar="PYTHON", help="Interpreter for the rewritten scripts (default: this one)."),
@@ -295,7 +297,7 @@ def migrate_command(
     rewrite_options = driver.Options(driver.WRITE, codes(select) or tuple(config.select),
                                      codes(ignore) or tuple(config.ignore), unsafe_fixes,
                                      tuple((p, tuple(c)) for p, c in config.per_file_ignores.items()),
-                                     notebooks=config.notebooks)
+                                     notebooks=config.notebooks, min_torch=_target_torch(config, min_torch))
     steps, steps_source = _steps(steps, config.steps, config.source)
     verify_options = VerifyOptions(
         script_args=tuple(script_args or ()), steps=steps, device="cpu", timeout=timeout,
@@ -323,6 +325,14 @@ def migrate_command(
     if json_path is not None:
         json_path.write_text(json.dumps(card.to_json(), indent=1, default=str), encoding="utf-8")
     raise typer.Exit(card.exit_code)
+
+
+def _target_torch(config, flag: Optional[str]) -> tuple:
+    try:
+        return config.target_torch(flag)
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        raise typer.Exit(2)
 
 
 def _steps(option: Optional[int], configured: Optional[int], pyproject: str) -> tuple:

@@ -49,6 +49,7 @@ class ApexAmp(Rule):
     state dicts, several models or optimizers, or a loss scale that is not dynamic are reported."""
 
     code = "TM705"
+    min_torch = "2.4"
     name = "apex-amp"
     summary = "apex `amp.initialize`/`amp.scale_loss` (O1) become `torch.amp.autocast` + `GradScaler` (unsafe; O2/O3 reported)"
     triggers = ("amp",)
