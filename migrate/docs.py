@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Callable, Dict, Optional
 
 import codemods
-from codemods import current, deprecated
+from codemods import deprecated
+from codemods.current.behaviour import BEHAVIOUR_CHANGES
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 CATALOG = Path(__file__).resolve().with_name("rule_catalog.py")
@@ -59,7 +60,7 @@ def rule_page(code: str) -> Optional[str]:
 
 
 def behaviour_table() -> str:
-    rows = getattr(current, "BEHAVIOUR_CHANGES", ())
+    rows = BEHAVIOUR_CHANGES
     lines = ["| what changed | PyTorch | how torch-migrate handles it |", "|---|---|---|"]
     for row in rows:
         cells = (str(row[key]).replace("|", "\\|") for key in ("change", "version", "handling"))

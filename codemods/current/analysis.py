@@ -1,0 +1,632 @@
+"""What the TM5xx rules ask about a file, on top of the semantic model (``ctx.model``).
+
+The model gives scopes and bindings; this module adds the legacy-era answers the family needs, as typed
+facts (never rule codes or messages):
+
+- ``FileFacts``: the file's ``torch.save`` calls, argparse defaults, names used as modules or passed to
+  ``load_state_dict``, and whether it builds uint8 tensors (one walk, on first use);
+- ``Evaluator``: per expression, is it a module, may it require grad, its ``Dtype`` in every legacy version
+  (``torch.arange``/``.sum()`` results are *not* known integers: 0.3 gave floats and Python numbers), the
+  ``Saved`` kind of a ``torch.save``d object, and the keys that name a file path;
+- ``layout``/``fate`` for TM511: may a value be non-contiguous, and is a view of it written in place.
+"""
+from __future__ import annotations
+
+import enum
+import os
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from codemods import torchapi
+from codemods.model import BindingKind, Scope, SemanticModel
+from codemods.names import dotted
+from codemods.syntax import argument, code, literal, method_name, string
+from codemods.walk import walk
+
+MODULE_CONTAINERS = ("torch.nn.", "torchvision.models.")
+MOVES = frozenset({"to", "cuda", "cpu", "float", "double", "half"})
+
+
+class Dtype(enum.Enum):
+    INT = "integer tensor"  # an integer tensor in every legacy version
+    UINT8 = "uint8 tensor"
+    SCALAR = "python int"
+    FLOAT = "float"
+    UNKNOWN = "unknown"
+    SAME = "same"  # internal: the variable being resolved (``x = x + 1``)
+    DIVIDED = "divided"  # internal: ``x /= n``
+
+
+INTEGER = frozenset({Dtype.INT, Dtype.UINT8})
+
+
+class Saved(enum.Enum):
+    """What ``torch.load(weights_only=True)`` makes of an object ``torch.save`` wrote (ordered by risk)."""
+
+    NONE = 0
+    SAFE = 1  # state dicts, tensors, numbers, strings, plain containers of those
+    UNKNOWN = 2
+    OTHER = 3  # optimizers, argparse namespaces, numpy values: refused
+    MODULE = 4  # a whole pickled module: refused
+
+
+@dataclass
+class FileFacts:
+    """The file-wide facts the family reads (one walk over the tree, on first use)."""
+
+    saves: List[cst.Call] = field(default_factory=list)
+    argparse_defaults: Dict[str, cst.CSTNode] = field(default_factory=dict)
+    module_names: Set[str] = field(default_factory=set)  # dotted names used as nn.Modules
+    called_names: Set[str] = field(default_factory=set)
+    state_dict_args: Set[str] = field(default_factory=set)  # names passed to ``.load_state_dict(...)``
+    makes_uint8: bool = False
+
+    @classmethod
+    def build(cls, ctx) -> "FileFacts":
+        facts, model = cls(), ctx.model
+        for node in walk(ctx.module):
+            if type(node) is not cst.Call:
+                continue
+            func = node.func
+            method = method_name(node)
+            if method is not None:
+                name = dotted(func.value)
+                if name and method in torchapi.MODULE_METHODS:
+                    facts.module_names.add(name)
+                if method == "load_state_dict" and node.args and dotted(node.args[0].value):
+                    facts.state_dict_args.add(dotted(node.args[0].value))
+                if method == "add_argument":
+                    facts._argparse(node)
+            elif type(func) is cst.Name:
+                facts.called_names.add(func.value)
+            qualified = model.qualname(func) or ""
+            if qualified.rpartition(".")[2] == "ByteTensor" or method == "byte" or any(
+                    a.keyword is not None and a.keyword.value == "dtype" and (dotted(a.value) or "").endswith("uint8")
+                    for a in node.args):
+                facts.makes_uint8 = True
+            if qualified == "torch.save" and node.args:
+                facts.saves.append(node)
+        return facts
+
+    def _argparse(self, node: cst.Call) -> None:
+        flags = [f for f in (string(a.value) for a in node.args if a.keyword is None) if f]
+        dest, default = argument(node, "dest"), argument(node, "default")
+        if default is None:
+            return
+        name = string(dest.value) if dest is not None else None
+        if name is None:
+            longs = [f for f in flags if f.startswith("--")] or flags
+            if not longs:
+                return
+            name = longs[0].lstrip("-").replace("-", "_")
+        self.argparse_defaults[name] = default.value
+
+
+Bound = Tuple[str, Optional[cst.CSTNode], Scope]  # ("value"/"aug"/"for"/"with"/"param"/"other", value, scope)
+_KINDS = {BindingKind.ASSIGN: "value", BindingKind.AUGMENTED: "aug", BindingKind.WITH: "with",
+          BindingKind.PARAMETER: "param"}
+
+
+def has_keyword(call: cst.Call, *names: str) -> bool:
+    """``call`` passes one of ``names`` (or ``**kwargs``, which may)."""
+    return any(a.star == "**" or (a.keyword is not None and a.keyword.value in names) for a in call.args)
+
+
+def int_literal(node: cst.CSTNode) -> Optional[int]:
+    value = literal(node)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+class Evaluator:
+    """Answers "what can this expression be" from the model's bindings; one per question (its memo breaks
+    cycles such as ``x = x + 1``)."""
+
+    def __init__(self, ctx) -> None:
+        self.model: SemanticModel = ctx.model
+        self.facts: FileFacts = ctx.analysis(FileFacts.build)
+        self.memo: Dict[tuple, object] = {}
+
+    # -- bindings ----------------------------------------------------------------------------------------
+    def bindings(self, node: cst.CSTNode, scope: Scope) -> Optional[List[Bound]]:
+        """What the variable ``node`` (a name, or ``self.x``) is bound to, as seen from ``scope``."""
+        if type(node) is cst.Name:
+            found, bindings = self.model.lookup(node.value, scope)
+            if not bindings:
+                return None
+            return [(_KINDS.get(b.kind, "for" if b.kind is BindingKind.FOR and b.index is None and type(
+                b.node) is not cst.CompFor else "other"), b.value, found) for b in bindings]
+        if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self":
+            values = self.model.self_attribute_values(node.attr.value, scope)
+            return [("value", value, at) for at, value in values] or None
+        return None
+
+    def _over(self, purpose: str, node: cst.CSTNode, scope: Scope, default, combine):
+        bound = self.bindings(node, scope)
+        if not bound:
+            return None
+        key = (purpose, id(bound[0][1]), id(bound[0][2]), len(bound))
+        if key not in self.memo:
+            self.memo[key] = default
+            self.memo[key] = combine(bound)
+        return self.memo[key]
+
+    def function(self, call: cst.Call, scope: Scope) -> Optional[cst.FunctionDef]:
+        """The function of this file ``call`` calls by name."""
+        if type(call.func) is not cst.Name:
+            return None
+        _, bindings = self.model.lookup(call.func.value, scope)
+        if bindings and len(bindings) == 1 and bindings[0].kind is BindingKind.FUNCTION:
+            return bindings[0].node
+        return None
+
+    # -- modules -------------------------------------------------------------------------------------------
+    def module_constructor(self, call: cst.CSTNode, scope: Scope) -> Optional[bool]:
+        """True/False for a call that builds an nn.Module with/without parameters, None for other calls."""
+        if type(call) is not cst.Call:
+            return None
+        qualified = self.model.qualname(call.func) or ""
+        last = qualified.rpartition(".")[2]
+        if (qualified.startswith("torch.nn.") and last[:1].isupper() and last != "Parameter"
+                and not qualified.startswith(torchapi.NOT_MODULES)):
+            return last not in torchapi.PARAMETERLESS_MODULES and not last.endswith("Loss")
+        if qualified.startswith("torchvision.models."):
+            return True
+        if type(call.func) is cst.Name:
+            _, bindings = self.model.lookup(call.func.value, scope)
+            if bindings and len(bindings) == 1 and bindings[0].kind is BindingKind.CLASS and self._module_class(
+                    bindings[0].node, scope):
+                return True
+        return None
+
+    def _module_class(self, node: cst.ClassDef, scope: Scope) -> bool:
+        if any(type(s) is cst.FunctionDef and s.name.value == "forward" for s in node.body.body):
+            return True
+        return self.model.is_module_class(node) or any(
+            (self.model.qualname(b.value) or "").startswith(MODULE_CONTAINERS) for b in node.bases)
+
+    def is_module(self, node: cst.CSTNode, scope: Scope) -> bool:
+        name = dotted(node)
+        if name is not None and name in self.facts.module_names:
+            return True
+        if self.module_constructor(node, scope):
+            return True
+        if type(node) in (cst.Name, cst.Attribute):
+            called = type(node) is cst.Name and node.value in self.facts.called_names
+            return bool(self._over("module", node, scope, False, lambda bound: any(
+                (k == "value" and (self.is_module(v, s) or (called and self._loads(v))))
+                or (k == "for" and method_name(v) in ("modules", "children")) for k, v, s in bound)))
+        return False
+
+    def _loads(self, node: cst.CSTNode) -> bool:
+        """``torch.load(...)`` (possibly moved): a called, loaded object is a whole pickled module."""
+        while method_name(node) in MOVES:
+            node = node.func.value
+        return type(node) is cst.Call and self.model.qualname(node.func) == "torch.load"
+
+    # -- gradients -----------------------------------------------------------------------------------------
+    def may_require_grad(self, node: cst.CSTNode, scope: Scope) -> bool:
+        kind = type(node)
+        if kind in (cst.Name, cst.Attribute):
+            if kind is cst.Attribute:
+                if node.attr.value in ("data", "grad", "shape", "dtype", "device"):
+                    return False
+                owner = node.value
+                if node.attr.value in ("weight", "bias") and (self.is_module(owner, scope) or (
+                        type(owner) is cst.Attribute and self.is_module(owner.value, scope))):
+                    return True  # a parameter of a module or of one of its submodules
+            found = self._over("grad", node, scope, False, lambda bound: any(
+                (k == "value" and self.may_require_grad(v, s))
+                or (k == "for" and method_name(v) in ("parameters", "named_parameters"))
+                or (k == "aug" and self.may_require_grad(v.value, s)) for k, v, s in bound))
+            if found is None:
+                return kind is cst.Attribute and node.attr.value == "T" and self.may_require_grad(node.value, scope)
+            return bool(found)
+        if kind is cst.Call:
+            return self._call_requires_grad(node, scope)
+        if kind is cst.BinaryOperation:
+            return self.may_require_grad(node.left, scope) or self.may_require_grad(node.right, scope)
+        if kind is cst.UnaryOperation:
+            return self.may_require_grad(node.expression, scope)
+        if kind is cst.Subscript:
+            index = node.slice[0].slice if len(node.slice) == 1 else None
+            if type(index) is cst.Index and int_literal(index.value) == 1 and \
+                    method_name(node.value) in torchapi.INDEX_RESULTS:
+                return False
+            return self.may_require_grad(node.value, scope)
+        if kind is cst.IfExp:
+            return self.may_require_grad(node.body, scope) or self.may_require_grad(node.orelse, scope)
+        return False
+
+    def _call_requires_grad(self, node: cst.Call, scope: Scope) -> bool:
+        if any(a.keyword is not None and a.keyword.value == "requires_grad" and literal(a.value) is not False
+               for a in node.args):
+            return True
+        method = method_name(node)
+        if method in torchapi.NO_GRAPH_METHODS:
+            return False
+        if method == "requires_grad_":
+            return True
+        qualified = self.model.qualname(node.func) or ""
+        if qualified in torchapi.PARAMETER:
+            return True
+        if self.module_constructor(node, scope) is not None:
+            return False  # building a module, not calling it
+        args = [a.value for a in node.args]
+        if self.is_module(node.func, scope):
+            for kind, value, at in self.bindings(node.func, scope) or ():
+                if kind == "value" and self.module_constructor(value, at) is False:
+                    return any(self.may_require_grad(a, scope) for a in args)
+            return True
+        if method is not None:
+            return self.may_require_grad(node.func.value, scope) or any(self.may_require_grad(a, scope)
+                                                                        for a in args)
+        if qualified.startswith("torch."):
+            return any(self.may_require_grad(a, scope) for a in args)
+        return False
+
+    # -- dtypes --------------------------------------------------------------------------------------------
+    def dtype(self, node: cst.CSTNode, scope: Scope) -> Dtype:
+        """The dtype ``node`` had in every legacy version."""
+        kind = type(node)
+        if int_literal(node) is not None:
+            return Dtype.SCALAR
+        if kind is cst.Float:
+            return Dtype.FLOAT
+        if kind in (cst.Name, cst.Attribute):
+            return self._over("dtype", node, scope, Dtype.SAME, self._bindings_dtype) or Dtype.UNKNOWN
+        if kind is cst.Call:
+            return self._call_dtype(node, scope)
+        if kind is cst.BinaryOperation and type(node.operator) in (cst.Add, cst.Subtract, cst.Multiply, cst.Modulo):
+            kinds = {self.dtype(node.left, scope), self.dtype(node.right, scope)}
+            if kinds <= {Dtype.INT, Dtype.SCALAR, Dtype.SAME}:
+                return next(k for k in (Dtype.INT, Dtype.SAME, Dtype.SCALAR) if k in kinds)
+        return Dtype.UNKNOWN
+
+    def _bindings_dtype(self, bound: List[Bound]) -> Dtype:
+        kinds = set()
+        for kind, value, at in bound:
+            if kind == "value":
+                kinds.add(self.dtype(value, at))
+            elif kind == "aug" and type(value.operator) in (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign,
+                                                              cst.ModuloAssign):
+                kinds.add(Dtype.SAME)  # keeps the target's dtype
+            elif kind == "aug" and type(value.operator) is cst.DivideAssign:
+                kinds.add(Dtype.DIVIDED)  # in place on a tensor; a Python int becomes a float
+            else:
+                kinds.add(Dtype.UNKNOWN)
+        if Dtype.DIVIDED in kinds and kinds & {Dtype.SCALAR, Dtype.UNKNOWN}:
+            return Dtype.UNKNOWN
+        kinds -= {Dtype.SAME, Dtype.DIVIDED}
+        return kinds.pop() if len(kinds) == 1 else Dtype.UNKNOWN
+
+    def _call_dtype(self, node: cst.Call, scope: Scope) -> Dtype:
+        qualified = self.model.qualname(node.func) or ""
+        last = qualified.rpartition(".")[2]
+        if qualified in ("len", "int") or (type(node.func) is cst.Name and node.func.value == "len"):
+            return Dtype.SCALAR
+        if qualified.startswith("torch.") and torchapi.TENSOR_TYPE_DTYPES.get(last) in torchapi.INTEGER_DTYPES:
+            return Dtype.UINT8 if last == "ByteTensor" else Dtype.INT
+        dtype = argument(node, "dtype")
+        if dtype is not None and qualified.startswith("torch."):
+            spelled = torchapi.DTYPES.get((self.model.qualname(dtype.value) or "").rpartition(".")[2])
+            return Dtype.UINT8 if spelled == "uint8" else Dtype.INT if spelled in torchapi.INTEGER_DTYPES \
+                else Dtype.UNKNOWN
+        if qualified in torchapi.INT64_FUNCTIONS:
+            return Dtype.INT
+        method = method_name(node)
+        cast = torchapi.CAST_METHODS.get(method or "")
+        if cast in torchapi.INTEGER_DTYPES and not node.args:
+            return Dtype.UINT8 if cast == "uint8" else Dtype.INT
+        if method == "type" and node.args:
+            spelled = string(node.args[0].value) or self.model.qualname(node.args[0].value) or ""
+            made = torchapi.TENSOR_TYPE_DTYPES.get(spelled.rpartition(".")[2])
+            return Dtype.UINT8 if made == "uint8" else Dtype.INT if made in torchapi.INTEGER_DTYPES else Dtype.UNKNOWN
+        if method in torchapi.SAME_DTYPE_METHODS:
+            return self.dtype(node.func.value, scope)
+        if method == "size" and node.args:
+            return Dtype.SCALAR
+        function = self.function(node, scope)
+        if function is not None:
+            key = ("returns", id(function))
+            if key not in self.memo:
+                self.memo[key] = Dtype.UNKNOWN  # while its returns are read: a recursive call is unknown
+                body = self.model.scope_of_definition(function)
+                kinds = {self.dtype(value, body) for value in body.returns}
+                self.memo[key] = kinds.pop() if len(kinds) == 1 else Dtype.UNKNOWN
+            return self.memo[key]
+        return Dtype.UNKNOWN
+
+    def number(self, node: cst.CSTNode, scope: Scope, depth: int = 0) -> Dtype:
+        """``SCALAR`` (a Python int or bool), ``FLOAT`` or ``UNKNOWN`` for a Python number."""
+        kind = type(node)
+        if int_literal(node) is not None or literal(node) in (True, False) and kind is cst.Name:
+            return Dtype.SCALAR
+        if kind is cst.Float or (kind is cst.UnaryOperation and type(node.expression) is cst.Float):
+            return Dtype.FLOAT
+        if kind is cst.Call and dotted(node.func) == "float":
+            return Dtype.FLOAT
+        if kind is cst.BinaryOperation:
+            if type(node.operator) is cst.Divide:
+                return Dtype.FLOAT
+            kinds = {self.number(node.left, scope, depth), self.number(node.right, scope, depth)}
+            return Dtype.FLOAT if Dtype.FLOAT in kinds else Dtype.SCALAR if kinds == {Dtype.SCALAR} else Dtype.UNKNOWN
+        if kind is cst.Name and depth < 3:
+            kinds = {self.number(v, s, depth + 1) if k == "value" else Dtype.UNKNOWN
+                     for k, v, s in self.bindings(node, scope) or ()}
+            return kinds.pop() if len(kinds) == 1 else Dtype.UNKNOWN
+        return Dtype.UNKNOWN
+
+    # -- checkpoints ---------------------------------------------------------------------------------------
+    def path_keys(self, expr: cst.CSTNode, scope: Scope, depth: int = 0) -> Set[str]:
+        """Everything that identifies the file ``expr`` names: its text, a normalized literal path, an
+        argparse default, what a variable or ``open(...)`` is bound to."""
+        keys = {"code:" + "".join(code(expr).split())}
+        text = string(expr)
+        if text:
+            keys.add("path:" + os.path.normpath(text))
+        if depth > 3:
+            return keys
+        if type(expr) is cst.Call and dotted(expr.func) == "open" and expr.args:
+            keys |= self.path_keys(expr.args[0].value, scope, depth + 1)
+        elif type(expr) is cst.Attribute and type(expr.value) is cst.Name:
+            default = self.facts.argparse_defaults.get(expr.attr.value)
+            if default is not None:
+                keys |= self.path_keys(default, scope, depth + 1)
+        elif type(expr) is cst.Name:
+            for kind, value, at in self.bindings(expr, scope) or ():
+                if value is not None and kind in ("value", "with", "param"):
+                    keys |= self.path_keys(value, at, depth + 1)
+        return keys
+
+    def saved(self, obj: cst.CSTNode, scope: Scope, depth: int = 0) -> Saved:
+        """What ``torch.load`` makes of ``obj`` once ``torch.save`` wrote it."""
+        kind = type(obj)
+        if kind in (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString) or (
+                kind is cst.Name and obj.value in ("True", "False", "None")):
+            return Saved.SAFE
+        if self.is_module(obj, scope):
+            return Saved.MODULE
+        if method_name(obj) in ("state_dict", "item", "tolist"):
+            return Saved.SAFE
+        if kind in (cst.Dict, cst.List, cst.Tuple):
+            values = [e.value for e in obj.elements if type(e) in (cst.DictElement, cst.Element)]
+            if len(values) != len(obj.elements):
+                return Saved.UNKNOWN
+            return max((self.saved(v, scope, depth + 1) for v in values), key=lambda s: s.value,
+                       default=Saved.SAFE)
+        if kind is cst.Call:
+            qualified = self.model.qualname(obj.func) or ""
+            if qualified.startswith(("torch.optim.", "numpy.")) or method_name(obj) == "parse_args":
+                return Saved.OTHER
+            return Saved.UNKNOWN
+        if kind is cst.Attribute and type(obj.value) is cst.Name:
+            bound = self.bindings(obj.value, scope)
+            if bound and all(k == "value" and method_name(v) == "parse_args" for k, v, _ in bound):
+                return Saved.SAFE  # argparse values are str/int/float/bool/lists
+        if kind in (cst.Name, cst.Attribute) and depth < 3:
+            bound = self.bindings(obj, scope)
+            if not bound:
+                return Saved.UNKNOWN
+            kinds = []
+            for k, value, at in bound:
+                if k == "value":
+                    kinds.append(self.saved(value, at, depth + 1))
+                elif k == "for" and type(value) is cst.Call and dotted(value.func) == "range":
+                    kinds.append(Saved.SAFE)
+                else:
+                    kinds.append(Saved.UNKNOWN)
+            return max(kinds, key=lambda s: s.value)
+        return Saved.UNKNOWN
+
+    def constructor(self, node: cst.CSTNode, scope: Scope) -> str:
+        """The qualified constructor the variable ``node`` is bound to, if one."""
+        for kind, value, _ in self.bindings(node, scope) or ():
+            if kind == "value" and type(value) is cst.Call:
+                return self.model.qualname(value.func) or ""
+        return ""
+
+
+# -- TM511: layouts ----------------------------------------------------------------------------------------
+class Layout(enum.IntEnum):
+    CONTIGUOUS = 0
+    STRIDED = 1  # not contiguous, dims in stride order (expanded, narrowed): elementwise results are contiguous
+    PERMUTED = 2  # dims out of stride order (transposed): elementwise results keep that order (TensorIterator)
+
+
+class Fate(enum.IntEnum):
+    READ = 0
+    UNKNOWN = 1
+    WRITE = 2  # written in place (or through ``out=``)
+
+
+_BLOCKS = (cst.IndentedBlock, cst.Module, cst.SimpleStatementSuite)
+_READS = (cst.BinaryOperation, cst.Comparison, cst.ComparisonTarget, cst.UnaryOperation, cst.BooleanOperation,
+          cst.Return, cst.Expr, cst.Index, cst.FormattedStringExpression, cst.Yield, cst.AugAssign, cst.Lambda)
+_PASS_THROUGH = (cst.Element, cst.List, cst.Tuple, cst.IfExp)
+_TARGET_HOLDERS = (cst.Element, cst.Tuple, cst.List, cst.StarredElement)
+
+
+def in_place(method: str) -> bool:
+    return method.endswith("_") and not method.startswith("_")
+
+
+class Layouts:
+    """Which values of a scope may be non-contiguous, flow-sensitively within the scope: a name's layout is
+    that of the bindings that can reach the use (back to the latest one in a block around it)."""
+
+    def __init__(self, ctx) -> None:
+        self.model: SemanticModel = ctx.model
+        self._order: Dict[int, Dict[int, int]] = {}
+        self._loads: Dict[int, Dict[str, List[cst.Name]]] = {}
+        self.memo: Dict[int, Layout] = {}
+
+    def _index(self, scope: Scope) -> Dict[int, int]:
+        key = id(scope.node)
+        if key not in self._order:
+            self._order[key] = {id(n): i for i, n in enumerate(walk(scope.node))}
+        return self._order[key]
+
+    def layout(self, node: cst.CSTNode) -> Layout:
+        kind = type(node)
+        if kind is cst.Name:
+            return max((self._binding_layout(b) for b in self._reaching(node)), default=Layout.CONTIGUOUS)
+        if kind is cst.Attribute:
+            if node.attr.value in torchapi.PERMUTING_ATTRIBUTES:
+                return Layout.PERMUTED
+            return self.layout(node.value) if node.attr.value == "data" else Layout.CONTIGUOUS
+        if kind is cst.Subscript:  # slices keep the stride order
+            return self.layout(node.value)
+        if kind is cst.Call and type(node.func) is cst.Attribute:
+            return self._call_layout(node)
+        if kind is cst.BinaryOperation and type(node.operator) is not cst.MatrixMultiply:
+            return self._elementwise([node.left, node.right])
+        if kind is cst.Comparison:
+            return self._elementwise([node.left, *(c.comparator for c in node.comparisons)])
+        if kind is cst.UnaryOperation:
+            return self._elementwise([node.expression])
+        if kind is cst.IfExp:
+            return max(self.layout(node.body), self.layout(node.orelse))
+        return Layout.CONTIGUOUS
+
+    def _call_layout(self, node: cst.Call) -> Layout:
+        method = node.func.attr.value
+        operands = [a.value for a in node.args if a.keyword is None and not a.star]
+        if (self.model.qualname(node.func) or "").startswith("torch."):
+            receiver = operands.pop(0) if operands else None  # torch.transpose(x, 0, 1), F.relu(x)
+        else:
+            receiver = node.func.value
+        if method in torchapi.PERMUTING_METHODS:
+            return Layout.PERMUTED
+        if method == "contiguous" or receiver is None:
+            return Layout.CONTIGUOUS
+        if method in torchapi.STRIDING_METHODS:
+            return max(Layout.STRIDED, self.layout(receiver))
+        if method in torchapi.LAYOUT_ALIASES or in_place(method):
+            return self.layout(receiver)
+        if method in torchapi.ELEMENTWISE:
+            return self._elementwise([receiver, *operands])
+        return Layout.CONTIGUOUS
+
+    def _elementwise(self, operands) -> Layout:
+        return Layout.PERMUTED if any(self.layout(o) is Layout.PERMUTED for o in operands) else Layout.CONTIGUOUS
+
+    def _binding_layout(self, binding) -> Layout:
+        if binding.kind is not BindingKind.ASSIGN or binding.value is None:
+            return Layout.CONTIGUOUS
+        key = id(binding.value)
+        if key not in self.memo:
+            self.memo[key] = Layout.CONTIGUOUS  # a cycle through this binding adds nothing
+            self.memo[key] = self.layout(binding.value)
+        return self.memo[key]
+
+    def _block(self, binding) -> int:
+        if binding.kind is BindingKind.PARAMETER:
+            return id(self.model.parent(self.model.parent(binding.node)).body) \
+                if type(self.model.parent(self.model.parent(binding.node))) is cst.FunctionDef else 0
+        node = binding.node
+        while node is not None and type(node) not in _BLOCKS:
+            node = self.model.parent(node)
+        return id(node)
+
+    def _reaching(self, use: cst.Name) -> list:
+        """The bindings of ``use`` that can reach it: back to the latest one in a block around it."""
+        scope = self.model.scope_of(use)
+        found, bindings = self.model.lookup(use.value, scope)
+        if not bindings:
+            return []
+        bindings = [b for b in bindings if b.kind is not BindingKind.AUGMENTED]
+        if found is not scope:
+            return bindings
+        order = self._index(scope)
+        start = order.get(id(use), 0)
+        around = {id(n) for n in [use, *self.model.ancestors(use)]}
+        before = [b for b in bindings if b.kind is BindingKind.PARAMETER or (
+            order.get(id(b.node), start) < start and id(b.node) not in around)]
+        if not before:
+            return bindings  # read before any binding: a loop-carried value, or none of this scope
+        reaching = []
+        for binding in reversed(before):
+            reaching.append(binding)
+            if self._block(binding) in around:
+                break
+        return reaching
+
+    # -- is the viewed result written in place --------------------------------------------------------------
+    def fate(self, node: cst.CSTNode, depth: int = 0) -> Fate:
+        """What happens to the value of ``node``, followed through aliasing methods, slices and names."""
+        parent = self.model.parent
+        while True:
+            up = parent(node)
+            grand = parent(up) if up is not None else None
+            if type(up) is cst.Attribute and up.value is node:
+                if type(grand) is cst.Call and grand.func is up:
+                    method = up.attr.value
+                    if in_place(method):
+                        return Fate.WRITE
+                    if method in torchapi.FRESH_RESULTS:
+                        return Fate.READ
+                    node = grand
+                elif _is_target(up, grand):
+                    return Fate.WRITE
+                elif up.attr.value in ("data", "T", "mT"):
+                    node = up
+                else:
+                    return Fate.READ
+            elif type(up) is cst.Subscript and up.value is node:
+                if _is_target(up, grand):
+                    return Fate.WRITE
+                node = up
+            elif type(up) is cst.Arg and type(grand) is cst.Call:
+                keyword = up.keyword.value if up.keyword is not None else ""
+                function = type(grand.func) is cst.Name or self.model.qualname(grand.func) is not None
+                last = (dotted(grand.func) or "").rpartition(".")[2]
+                first = grand.args[0] is up
+                return Fate.WRITE if keyword == "out" or (function and first and in_place(last)) else Fate.READ
+            elif isinstance(up, _PASS_THROUGH):
+                node = up
+            elif type(up) in (cst.Assign, cst.AnnAssign) and up.value is node:
+                targets = [t.target for t in up.targets] if type(up) is cst.Assign else [up.target]
+                if not all(type(t) is cst.Name for t in targets):
+                    return Fate.UNKNOWN
+                return max(self._name_fate(t, depth) for t in targets)
+            elif isinstance(up, _READS):
+                return Fate.READ
+            else:
+                return Fate.UNKNOWN
+
+    def _name_fate(self, target: cst.Name, depth: int) -> Fate:
+        scope = self.model.scope_of(target)
+        _, bindings = self.model.lookup(target.value, scope)
+        if any(b.kind is BindingKind.AUGMENTED for b in bindings or ()):
+            return Fate.WRITE  # `v += 1` on a tensor is in place
+        if depth >= 2:
+            return Fate.UNKNOWN
+        return max((self.fate(load, depth + 1) for load in self._loads_of(scope).get(target.value, ())),
+                   default=Fate.READ)
+
+    def _loads_of(self, scope: Scope) -> Dict[str, List[cst.Name]]:
+        key = id(scope.node)
+        if key not in self._loads:
+            loads: Dict[str, List[cst.Name]] = {}
+            for node in walk(scope.node):
+                if type(node) is cst.Name and self._is_load(node) and self.model.scope_of(node) is scope:
+                    loads.setdefault(node.value, []).append(node)
+            self._loads[key] = loads
+        return self._loads[key]
+
+    def _is_load(self, name: cst.Name) -> bool:
+        up = self.model.parent(name)
+        if type(up) is cst.Attribute and up.attr is name or type(up) is cst.Arg and up.keyword is name or type(
+                up) in (cst.Param, cst.FunctionDef, cst.ClassDef, cst.AsName, cst.ImportAlias):
+            return False
+        node = name
+        while type(up) in _TARGET_HOLDERS:
+            node, up = up, self.model.parent(up)
+        return not (type(up) is cst.AssignTarget or type(up) in (cst.For, cst.CompFor) and up.target is node)
+
+
+def _is_target(node: cst.CSTNode, parent: Optional[cst.CSTNode]) -> bool:
+    return type(parent) is cst.AssignTarget or (type(parent) in (cst.AugAssign, cst.AnnAssign)
+                                                and parent.target is node)
