@@ -30,7 +30,7 @@ RULES = (
     ('TM507', 'fix', 'torchvision-renames', '0.4', 'torchvision renames: `Scale`->`Resize`, `RandomSizedCrop`->`RandomResizedCrop`, `range=`, `pretrained=`'),
     ('TM508', 'fix', 'grid-align-corners', '1.3', '`F.grid_sample`/`F.affine_grid` without `align_corners` keep the legacy `align_corners=True`'),
     ('TM509', 'fix', 'numpy-builtin-aliases', '0.4', '`np.float`/`np.int`/`np.object`/... (removed in NumPy 1.24) become the builtins they were'),
-    ('TM510', 'fix', 'legacy-autograd-function', '0.4', 'legacy `autograd.Function` with non-static `forward`: `@staticmethod` and `MyFn.apply(...)`'),
+    ('TM510', 'fix', 'legacy-autograd-function', '0.4', 'legacy `autograd.Function` (non-static `forward`) becomes static: `ctx`, `MyFn.apply(x, *init args)`'),
     ('TM511', 'fix', 'view-non-contiguous', '0.4', '`.view()` of a transposed/permuted/expanded result becomes `.reshape()` (elementwise ops keep strides)'),
     ('TM601', 'hazard', 'recurrent-state-not-detached', '0.4', 'recurrent state carried into the next iteration with its graph (detach it)'),
     ('TM602', 'hazard', 'inplace-on-leaf', '0.4', 'in-place operation on a parameter / leaf that requires grad outside `torch.no_grad()`'),
