@@ -1,23 +1,21 @@
-"""The TM5xx family: the behaviour table, registration, all rules on one legacy script."""
-import textwrap
-
-import pytest
-import torch
-
-from current_support import codes, execute, migrate
+"""The TM5xx family: the behaviour table, registration, all rules together on one legacy script."""
 import ast
 import importlib.util
 import runpy
+import textwrap
 import warnings
 from pathlib import Path
+
+import pytest
+import torch
 
 import codemods
 from codemods.current import BEHAVIOUR_CHANGES
 from codemods.engine import run_rules
 
-from current_support import RULES
+from current_support import RULES, codes, execute, migrate
 
-BEHAVIOUR = Path(__file__).parents[1] / 'legacy_behaviour'
+BEHAVIOUR = Path(__file__).parents[1] / "legacy_behaviour"
 
 
 @pytest.mark.parametrize("change", BEHAVIOUR_CHANGES, ids=lambda c: c["script"])
@@ -50,9 +48,13 @@ def test_rules_are_registered():
 
 # -- all rules together ---------------------------------------------------------------------
 LEGACY_SCRIPT = """
+import argparse
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.autograd import Variable
+from torch.optim import lr_scheduler
 
 parser = argparse.ArgumentParser()
 parser.add_argument('--save', default='model.pt')

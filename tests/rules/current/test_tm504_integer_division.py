@@ -1,5 +1,4 @@
 """TM504: integer tensor division keeps the legacy truncation."""
-
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st

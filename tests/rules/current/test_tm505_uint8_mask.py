@@ -1,5 +1,4 @@
 """TM505: uint8 masks become bool at their uses."""
-
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -7,6 +7,8 @@ from current_support import execute, migrate
 
 
 LOOP = """
+import torch
+from torch.optim import lr_scheduler
 param = torch.nn.Parameter(torch.zeros(1))
 optimizer = torch.optim.SGD([param], lr=1.0)
 scheduler = lr_scheduler.{make}

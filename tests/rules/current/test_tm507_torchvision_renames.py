@@ -1,5 +1,4 @@
 """TM507: torchvision renames."""
-
 import pytest
 
 from current_support import execute, migrate

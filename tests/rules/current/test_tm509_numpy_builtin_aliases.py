@@ -1,5 +1,4 @@
 """TM509: numpy aliases of builtins."""
-
 import numpy as np
 import pytest
 

@@ -1,18 +1,18 @@
 """TM511: `.view()` of non-contiguous results."""
+import ast
 import textwrap
+from pathlib import Path
 
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from current_support import codes, execute, migrate
-import ast
-from pathlib import Path
-
 import codemods
 from codemods import torchapi
 from codemods.engine import run_rules
+
+from current_support import codes, execute, migrate
 
 
 def _imagenet_accuracy_source():
