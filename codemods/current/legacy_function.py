@@ -217,6 +217,8 @@ def _find_uses(ctx, cls: cst.ClassDef, result: Plan) -> None:
             continue
         if type(up) is cst.Attribute and up.attr.value == "apply":
             continue
+        if type(up) is cst.Arg and type(model.parent(up)) is cst.Call and dotted(model.parent(up).func) == "super":
+            continue  # `super(MyFn, self).__init__()` in the `__init__` that goes
         if type(up) is not cst.Call or up.func is not node:
             result.obstacles.add(Obstacle.USE)
             continue
