@@ -316,3 +316,7 @@ PRETRAINED_WEIGHTS: Dict[str, str] = {
 }
 NUMPY_REMOVED_ALIASES: Dict[str, str] = {"numpy.float": "float", "numpy.int": "int", "numpy.object": "object",
                                          "numpy.str": "str", "numpy.complex": "complex", "numpy.unicode": "str"}
+# Conversions that take PIL images and numpy arrays only (a tensor raises TypeError), and pipelines of them.
+TO_TENSOR = frozenset({"torchvision.transforms.ToTensor"})
+TO_TENSOR_FUNCTIONS = frozenset({"torchvision.transforms.functional.to_tensor"})
+COMPOSE = frozenset({"torchvision.transforms.Compose"})

@@ -32,6 +32,7 @@ RULES = (
     ('TM509', 'fix', 'numpy-builtin-aliases', '0.4', '`np.float`/`np.int`/`np.object`/... (removed in NumPy 1.24) become the builtins they were'),
     ('TM510', 'fix', 'legacy-autograd-function', '0.4', 'legacy `autograd.Function` (non-static `forward`) becomes static: `ctx`, `MyFn.apply(x, *init args)`'),
     ('TM511', 'fix', 'view-non-contiguous', '0.4', '`.view()` of a transposed/permuted/expanded result becomes `.reshape()` (elementwise ops keep strides)'),
+    ('TM512', 'fix', 'to-tensor-of-tensor', '0.4', '`transforms.ToTensor` applied to a tensor (TypeError: it takes PIL images and arrays) is reported'),
     ('TM601', 'hazard', 'recurrent-state-not-detached', '0.4', 'recurrent state carried into the next iteration with its graph (detach it)'),
     ('TM602', 'hazard', 'inplace-on-leaf', '0.4', 'in-place operation on a parameter / leaf that requires grad outside `torch.no_grad()`'),
     ('TM603', 'hazard', 'list-of-tensor', '0.4', '`list(tensor)` in a parameter list iterates its rows; `[tensor]` was meant'),

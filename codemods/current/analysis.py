@@ -119,6 +119,13 @@ def int_literal(node: cst.CSTNode) -> Optional[int]:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def torchvision_name(qualified: Optional[str]) -> Optional[str]:
+    """``qualified`` if it is a torchvision name, with ``transforms.transforms.X`` spelled ``transforms.X``."""
+    if not qualified or not qualified.startswith("torchvision."):
+        return None
+    return qualified.replace("torchvision.transforms.transforms.", "torchvision.transforms.")
+
+
 class Evaluator:
     """Answers "what can this expression be" from the model's bindings; one per question (its memo breaks
     cycles such as ``x = x + 1``)."""

@@ -35,12 +35,21 @@ BEHAVIOUR_CHANGES: Tuple[Dict[str, str], ...] = (
     _change("torchvision `transforms.Scale`/`RandomSizedCrop` removed; `make_grid`/`save_image` "
             "`range=` is `value_range=`; `pretrained=True` still works with a warning and maps to the "
             "`*_Weights.IMAGENET1K_V1` enum", "torchvision 0.13-0.28", "TM507", "torchvision_renames.py"),
+    _change("torchvision `transforms.ToTensor` (and `F.to_tensor`) on a tensor raises 'pic should be PIL Image or "
+            "ndarray' while the other transforms take tensors", "torchvision 0.8 (tensor transforms)", "TM512",
+            "torchvision_tensor_inputs.py"),
+    _change("torchvision `Normalize` with 3-channel mean/std on a 1-channel image raises (legacy torchvision "
+            "zipped the statistics with the channels and used the first)", "torchvision 0.2.2", "TM703",
+            "torchvision_tensor_inputs.py"),
+    _change("torchvision datasets' `train_data`/`train_labels`/`test_*` are `data`/`targets` (MNIST keeps "
+            "warning aliases, CIFAR's are gone)", "torchvision 0.2.2", "TM702", "torchvision_tensor_inputs.py"),
     _change("`F.grid_sample`/`F.affine_grid` default `align_corners` changed from True to False "
             "(values differ; a warning on every call)", "1.3", "TM508", "grid_sample_align.py"),
     _change("numpy aliases of builtins `np.float`, `np.int`, `np.object`, `np.str`, `np.complex`, "
             "`np.unicode` removed (numpy 1.24; torch 2.13 runs on numpy 2)", "numpy 1.24", "TM509",
             "numpy_aliases.py"),
-    _change("legacy autograd `Function` with a non-static `forward` (called as `MyFn()(x)`) raises",
+    _change("legacy autograd `Function` with a non-static `forward` (called as `MyFn()(x)` or `MyFn(k)(x)`) raises; "
+            "`ctx.saved_variables` warns (`saved_tensors`)",
             "1.3 (deprecated since 0.4)", "TM510", "legacy_autograd_function.py"),
     _change("elementwise results (comparisons, arithmetic, conversions) keep the layout of a transposed input "
             "instead of being contiguous: `.view()` of them raises 'view size is not compatible with input tensor's "

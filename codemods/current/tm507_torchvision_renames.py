@@ -7,15 +7,9 @@ import libcst as cst
 
 from codemods import torchapi
 from codemods.base import Example, Rule
-from codemods.current.analysis import has_keyword
+from codemods.current.analysis import has_keyword, torchvision_name
 from codemods.names import dotted
 from codemods.syntax import argument, code, keyword
-
-
-def torchvision_name(qualified: Optional[str]) -> Optional[str]:
-    if not qualified or not qualified.startswith("torchvision."):
-        return None
-    return qualified.replace("torchvision.transforms.transforms.", "torchvision.transforms.")
 
 
 class TorchvisionRenames(Rule):
