@@ -292,10 +292,13 @@ TORCHVISION_RENAMES: Dict[str, tuple] = {
     "torchvision.transforms.Scale": ("Resize", ()),
     "torchvision.transforms.RandomSizedCrop": ("RandomResizedCrop", (None, "interpolation")),
 }
-TORCHVISION_KEYWORDS: Dict[str, Dict[str, str]] = {
-    "torchvision.utils.make_grid": {"range": "value_range"},
-    "torchvision.utils.save_image": {"range": "value_range"},
+# Renamed keywords -> (new name, the torch whose torchvision has it): ``value_range=`` came with torchvision 0.9,
+# which pairs with torch 1.8.
+TORCHVISION_KEYWORDS: Dict[str, Dict[str, tuple]] = {
+    "torchvision.utils.make_grid": {"range": ("value_range", "1.8")},
+    "torchvision.utils.save_image": {"range": ("value_range", "1.8")},
 }
+PRETRAINED_WEIGHTS_TORCH = "1.12"  # the ``*_Weights`` enums came with torchvision 0.13, which pairs with torch 1.12
 # Model builders of the legacy era: ``pretrained=True`` means exactly ``weights=<Enum>.IMAGENET1K_V1``
 # (torchvision 0.28 ``handle_legacy_interface``).
 PRETRAINED_WEIGHTS: Dict[str, str] = {

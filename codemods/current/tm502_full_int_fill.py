@@ -19,6 +19,7 @@ class FullIntFill(Rule):
     show to be an int gets ``float(...)`` only as an unsafe fix."""
 
     code = "TM502"
+    min_torch = "0.4"
     name = "full-int-fill"
     summary = "`torch.full(size, <int>)` keeps the legacy float dtype (an int fill gives int64 since 1.7)"
     triggers = ("full(",)

@@ -17,6 +17,7 @@ class NumpyRequiresGrad(Rule):
     from arithmetic on such values; data (loader batches, factories, ``.data``, indices) is left alone."""
 
     code = "TM503"
+    min_torch = "0.4"
     name = "numpy-requires-grad"
     summary = "`.numpy()` on a value that may require grad becomes `.detach().numpy()` (`.cpu()` kept)"
     triggers = (".numpy()",)

@@ -18,7 +18,9 @@ class TorchvisionRenames(Rule):
     positional argument of ``RandomSizedCrop`` is ``interpolation=``); ``make_grid``/``save_image`` take
     ``value_range=`` instead of ``range=`` (a TypeError now). ``pretrained=True`` still works with a
     deprecation warning and means exactly ``weights=<Model>_Weights.IMAGENET1K_V1`` (the table is torchvision
-    0.28's own mapping), so it is rewritten to that for the legacy-era models."""
+    0.28's own mapping), so it is rewritten to that for the legacy-era models. Under an older ``--min-torch`` the
+    spellings that torchvision did not have yet stay: ``value_range=`` (torchvision 0.9, torch 1.8) is reported,
+    ``pretrained=`` (the only spelling before torchvision 0.13, torch 1.12) is left."""
 
     code = "TM507"
     min_torch = "0.4"
@@ -113,13 +115,17 @@ class TorchvisionRenames(Rule):
         renames = torchapi.TORCHVISION_KEYWORDS.get(qualified, {})
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value in renames:
-                new = renames[arg.keyword.value]
-                self.report(arg, f"`{arg.keyword.value}=` is `{new}=` in current torchvision",
-                            lambda updated, new=new: updated.with_changes(keyword=cst.Name(new)))
+                new, needs = renames[arg.keyword.value]
+                message = f"`{arg.keyword.value}=` is `{new}=` in current torchvision (a TypeError now)"
+                if not self.ctx.supports(needs):
+                    self.report(arg, message + f"; left: the torchvision of torch < {needs} only takes `range=`")
+                    continue
+                self.report(arg, message, lambda updated, new=new: updated.with_changes(keyword=cst.Name(new)))
         builder = qualified.rpartition(".")[2]
         if qualified.startswith("torchvision.models.") and builder in torchapi.PRETRAINED_WEIGHTS:
             pretrained = argument(node, "pretrained")
-            if pretrained is not None and not has_keyword(node, "weights"):
+            if pretrained is not None and not has_keyword(node, "weights") and self.ctx.supports(
+                    torchapi.PRETRAINED_WEIGHTS_TORCH):  # older: `pretrained=` is the only spelling (and still works)
                 self.report(pretrained, "`pretrained=` is deprecated in torchvision (since 0.13): `weights=`",
                             self._weights(node.func, torchapi.PRETRAINED_WEIGHTS[builder]))
 

@@ -147,3 +147,27 @@ def test_recursive_functions_do_not_send_the_dtype_analysis_round_in_circles():
     """
     outcome = migrate(source)
     assert outcome.text == textwrap.dedent(source) and codes(outcome) == []
+
+
+# -- --min-torch ------------------------------------------------------------------------------
+# The oldest torch each fix's output needs (checked against the release notes): `weights_only=` 1.13,
+# `rounding_mode=` 1.8 (`//` truncated before 1.13 and floors since: no older spelling means the same
+# everywhere), `.bool()` 1.2, `align_corners=` 1.3.
+NEEDS = {"TM501": (1, 13), "TM504": (1, 8), "TM505": (1, 2), "TM508": (1, 3)}
+
+
+@pytest.mark.parametrize("code", sorted(NEEDS))
+def test_fixes_under_an_older_min_torch_are_left_and_reported(code):
+    rule = next(r for r in RULES if r.code == code)
+    assert tuple(int(p) for p in rule.min_torch.split(".")) == NEEDS[code]
+    example = next(e for e in rule.changes if e.after is not None and not e.unsafe)
+    major, minor = NEEDS[code]
+    older = migrate(example.before, [rule], min_torch=(major, minor - 1))
+    assert older.text == example.before
+    assert older.findings and all(not f.applied for f in older.findings)
+    assert any(f"needs torch >= {rule.min_torch}" in f.message for f in older.findings)
+    assert migrate(example.before, [rule], min_torch=NEEDS[code]).text == example.after
+
+
+def test_every_rule_of_the_family_declares_its_torch():
+    assert all("min_torch" in vars(rule) for rule in RULES)

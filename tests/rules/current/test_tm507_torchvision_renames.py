@@ -24,3 +24,15 @@ def test_torchvision_rewrites_run_on_torchvision():
     done = execute(migrate(source).text)
     assert isinstance(done["t"].transforms[0], transforms.Resize)
     assert done["grid"].shape[0] == 3
+
+
+def test_spellings_older_torchvision_lacks_stay_under_an_older_min_torch():
+    source = ("import torchvision.utils as vutils\nfrom torchvision import models, transforms\n"
+              "vutils.save_image(x, 'a.png', normalize=True, range=(-1, 1))\nnet = models.resnet18(pretrained=True)\n"
+              "t = transforms.Scale(64)\n")
+    old = migrate(source, min_torch=(1, 7))
+    assert old.text == source.replace("Scale", "Resize")
+    assert [f.code for f in old.findings if not f.applied] == ["TM507"]
+    middle = migrate(source, min_torch=(1, 11)).text
+    assert "value_range=(-1, 1)" in middle and "pretrained=True" in middle
+    assert "weights=models.ResNet18_Weights.IMAGENET1K_V1" in migrate(source, min_torch=(1, 12)).text
