@@ -186,6 +186,8 @@ MODULE_METHODS = frozenset({"eval", "train", "parameters", "named_parameters", "
                             "children", "named_children", "forward", "register_forward_hook", "register_buffer"})
 # Module methods that return the module itself.
 MODULE_SELF_METHODS = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "type"})
+# Where module classes live (a class of the file deriving from one is a module).
+MODULE_PREFIXES = ("torch.nn.", "torchvision.models.")
 # Qualified names under torch.nn that are not module classes.
 NOT_MODULES = ("torch.nn.functional.", "torch.nn.init.", "torch.nn.utils.", "torch.nn.parameter.")
 PARAMETER_ITERATORS = frozenset({"parameters", "named_parameters", "param_groups"})

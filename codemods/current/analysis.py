@@ -25,8 +25,6 @@ from codemods.names import dotted
 from codemods.syntax import argument, code, literal, method_name, string
 from codemods.walk import walk
 
-MODULE_CONTAINERS = ("torch.nn.", "torchvision.models.")
-MOVES = frozenset({"to", "cuda", "cpu", "float", "double", "half"})
 
 
 class Dtype(enum.Enum):
@@ -191,7 +189,7 @@ class Evaluator:
         if any(type(s) is cst.FunctionDef and s.name.value == "forward" for s in node.body.body):
             return True
         return self.model.is_module_class(node) or any(
-            (self.model.qualname(b.value) or "").startswith(MODULE_CONTAINERS) for b in node.bases)
+            (self.model.qualname(b.value) or "").startswith(torchapi.MODULE_PREFIXES) for b in node.bases)
 
     def is_module(self, node: cst.CSTNode, scope: Scope) -> bool:
         name = dotted(node)
@@ -208,7 +206,7 @@ class Evaluator:
 
     def _loads(self, node: cst.CSTNode) -> bool:
         """``torch.load(...)`` (possibly moved): a called, loaded object is a whole pickled module."""
-        while method_name(node) in MOVES:
+        while method_name(node) in torchapi.MOVE_METHODS:
             node = node.func.value
         return type(node) is cst.Call and self.model.qualname(node.func) == "torch.load"
 

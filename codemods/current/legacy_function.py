@@ -43,7 +43,6 @@ class Concern(enum.Enum):
 
 @dataclass
 class Plan:
-    init: Optional[cst.FunctionDef]
     init_params: List[cst.Param] = field(default_factory=list)
     forward_inputs: int = 0  # forward's parameters after self
     sites: List[cst.Call] = field(default_factory=list)  # `MyFn(a)(x)`: the outer call
@@ -104,7 +103,7 @@ def plan(ctx, cls: cst.ClassDef) -> Plan:
     model = ctx.model
     methods: Dict[str, cst.FunctionDef] = {s.name.value: s for s in cls.body.body if type(s) is cst.FunctionDef}
     forward, backward, init = methods.get("forward"), methods.get("backward"), methods.get("__init__")
-    result = Plan(init=init)
+    result = Plan()
     if set(methods) - {"forward", "backward", "__init__"}:
         result.obstacles.add(Obstacle.OTHER_METHODS)
     if backward is None or is_static(backward):
@@ -133,7 +132,7 @@ def plan(ctx, cls: cst.ClassDef) -> Plan:
            for n in walk(f)):
         result.ctx_name = self_name(forward)
     _check_attributes(model, result, forward, backward, init)
-    _check_returns(result, backward)
+    _check_returns(model, result, backward)
     _find_uses(ctx, cls, result)
     return result
 
@@ -191,7 +190,9 @@ def backward_returns(backward: cst.FunctionDef) -> List[cst.Return]:
     return found
 
 
-def _check_returns(result: Plan, backward: cst.FunctionDef) -> None:
+def _check_returns(model, result: Plan, backward: cst.FunctionDef) -> None:
+    """Each return can get the extra ``None``s: a tuple literal, or one gradient for a one-input ``forward``
+    (not a name that may hold a tuple)."""
     if not result.init_params:
         return
     for ret in backward_returns(backward):
@@ -199,8 +200,20 @@ def _check_returns(result: Plan, backward: cst.FunctionDef) -> None:
         if type(value) is cst.Tuple:
             if any(type(e) is cst.StarredElement for e in value.elements):
                 result.obstacles.add(Obstacle.BACKWARD_RETURN)
-        elif value is None or result.forward_inputs != 1:
+        elif value is None or result.forward_inputs != 1 or _may_be_tuple(model, value):
             result.obstacles.add(Obstacle.BACKWARD_RETURN)
+
+
+def _may_be_tuple(model, value: cst.CSTNode, depth: int = 0) -> bool:
+    """A tuple of gradients already (``torch.autograd.grad(...)``, a list or tuple, a name bound to one)."""
+    if type(value) in (cst.List, cst.Tuple) or type(value) is cst.Call and model.qualname(
+            value.func) == "torch.autograd.grad":
+        return True
+    if type(value) is cst.Name and depth < 3:
+        _, bindings = model.lookup(value.value, model.scope_of(value))
+        return not bindings or any(b.kind is not BindingKind.ASSIGN or _may_be_tuple(model, b.value, depth + 1)
+                                   for b in bindings)
+    return False
 
 
 def _find_uses(ctx, cls: cst.ClassDef, result: Plan) -> None:

@@ -7,7 +7,7 @@ import libcst as cst
 
 from codemods import torchapi
 from codemods.base import Example, Rule
-from codemods.current.analysis import MOVES, Evaluator, Saved, has_keyword
+from codemods.current.analysis import Evaluator, Saved, has_keyword
 from codemods.names import dotted
 from codemods.syntax import append_argument, argument, calls_in, code, enclosing_statement, keyword, method_name
 
@@ -99,7 +99,7 @@ class LoadWeightsOnly(Rule):
             if type(up) is cst.Attribute and type(grand) is cst.Call and grand.func is up:
                 if up.attr.value in torchapi.MODULE_METHODS:
                     return "module"
-                if up.attr.value in MOVES:
+                if up.attr.value in torchapi.MOVE_METHODS:
                     value = grand
                     continue
             break

@@ -210,3 +210,17 @@ def test_classes_or_uses_it_cannot_convert_are_reported(source, reason):
     outcome = migrate(source, unsafe=True)
     assert outcome.text == source and codes(outcome) == ["TM510"]
     assert reason in outcome.findings[0].message
+
+
+@pytest.mark.parametrize("ret", ["torch.autograd.grad(y, x, g)", "grads", "(g * self.k,)"])
+def test_a_backward_that_returns_a_tuple_of_one_gradient_is_not_given_a_bare_none(ret):
+    source = ("import torch\nclass F(torch.autograd.Function):\n    def __init__(self, k):\n        self.k = k\n"
+              "    def forward(self, x):\n        self.save_for_backward(x)\n        return x ** 2 * self.k\n"
+              "    def backward(self, g):\n        x, = self.saved_tensors\n        grads = (g * 2 * x * self.k,)\n"
+              "        with torch.enable_grad():\n            x = x.detach().requires_grad_()\n            y = x ** 2 * self.k\n"
+              f"            return {ret}\ny = F(3.0)(torch.ones(2, requires_grad=True))\n")
+    outcome = migrate(source, unsafe=True)
+    if ret.startswith("("):  # a tuple literal: one more element
+        assert "return (g * ctx.k, None)" in outcome.text and codes(outcome, applied=False) == []
+        return
+    assert outcome.text == source and "cannot get the extra `None`" in outcome.findings[0].message
