@@ -172,9 +172,13 @@ def _mutates(function, name: str, attributes: Set[str]) -> bool:
 
 
 def _is_self_store(statement, name: str) -> bool:
+    """``self.x = ...`` or ``self.a, self.b = ...``: state the ctx carries as it is."""
+    def stores(target) -> bool:
+        if type(target) in (cst.Tuple, cst.List):
+            return all(stores(e.value) for e in target.elements)
+        return type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == name
     return type(statement) is cst.SimpleStatementLine and all(
-        type(s) is cst.Assign and all(type(t.target) is cst.Attribute and type(t.target.value) is cst.Name
-                                      and t.target.value.value == name for t in s.targets) for s in statement.body)
+        type(s) is cst.Assign and all(stores(t.target) for t in s.targets) for s in statement.body)
 
 
 def backward_returns(backward: cst.FunctionDef) -> List[cst.Return]:

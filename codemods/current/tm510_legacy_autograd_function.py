@@ -94,7 +94,8 @@ class LegacyAutogradFunction(Rule):
         name = node.name.value
         for site in found.sites:
             values = constructor_values(site.func, found) if found.init_params else []
-            self.report(site, f"`{name}(...)(inputs)` is `{name}.apply(inputs, *constructor arguments)`",
+            extra = ", *constructor arguments" if values else ""
+            self.report(site, f"`{name}(...)(inputs)` is `{name}.apply(inputs{extra})`",
                         lambda updated, values=values: self._apply(updated, values), unsafe=unsafe)
         for construction in found.stored:
             self.report(construction, f"a stored `{name}()` instance is `{name}.apply`",
