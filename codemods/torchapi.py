@@ -265,7 +265,7 @@ AUTOGRAD_FUNCTION = frozenset({"torch.autograd.Function", "torch.autograd.functi
 # What a legacy Function's ``self`` offered that the static ``ctx`` offers under the same name.
 FUNCTION_CONTEXT_ATTRIBUTES = frozenset({"save_for_backward", "saved_tensors", "needs_input_grad", "mark_dirty",
                                          "mark_non_differentiable", "set_materialize_grads"})
-FUNCTION_CONTEXT_RENAMES: Dict[str, str] = {"saved_variables": "saved_tensors"}  # removed in 1.x
+FUNCTION_CONTEXT_RENAMES: Dict[str, str] = {"saved_variables": "saved_tensors"}  # deprecated: warns on every read
 # Layouts (TM511): methods that permute dimensions keep that order through elementwise ops (TensorIterator);
 # striding ones (expanded, narrowed) give non-contiguous views whose elementwise results are contiguous.
 PERMUTING_ATTRIBUTES = frozenset({"T", "mT"})

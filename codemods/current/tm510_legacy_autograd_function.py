@@ -24,7 +24,7 @@ class LegacyAutogradFunction(Rule):
     """An ``autograd.Function`` with a non-static ``forward`` (called as ``MyFn()(x)``) raises since PyTorch 1.3
     ("Legacy autograd function with non-static forward method is deprecated"). The class becomes a static one:
     ``forward(ctx, ...)`` and ``backward(ctx, ...)`` with ``self.`` read as ``ctx.`` (``save_for_backward``,
-    ``saved_tensors`` for the removed ``saved_variables``, ``needs_input_grad``, ``mark_dirty`` and attributes
+    ``saved_tensors`` for the deprecated ``saved_variables``, ``needs_input_grad``, ``mark_dirty`` and attributes
     set in ``forward`` for ``backward`` are all the ctx's). Constructor arguments travel through ``apply``:
     ``__init__(self, alpha)`` storing ``self.alpha = alpha`` becomes an extra ``forward`` parameter (its
     statements move to the top of ``forward``), every ``backward`` return gets a ``None`` gradient for it, and
