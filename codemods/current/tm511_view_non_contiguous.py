@@ -5,7 +5,7 @@ import libcst as cst
 
 from codemods import torchapi
 from codemods.base import Example, Rule
-from codemods.current.analysis import Fate, Layout, Layouts
+from codemods.current.layouts import Fate, Layout, Layouts
 from codemods.names import dotted
 from codemods.syntax import method_name
 
