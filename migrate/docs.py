@@ -58,8 +58,12 @@ def rule_page(code: str) -> Optional[str]:
     return "\n".join(lines)
 
 
+# Families whose ``BEHAVIOUR_CHANGES`` rows the README's behaviour table shows, in this order.
+BEHAVIOUR_SOURCES = (current, deprecated)
+
+
 def behaviour_table() -> str:
-    rows = getattr(current, "BEHAVIOUR_CHANGES", ())
+    rows = [row for family in BEHAVIOUR_SOURCES for row in getattr(family, "BEHAVIOUR_CHANGES", ())]
     lines = ["| what changed | PyTorch | how torch-migrate handles it |", "|---|---|---|"]
     for row in rows:
         cells = (str(row[key]).replace("|", "\\|") for key in ("change", "version", "handling"))
@@ -68,9 +72,10 @@ def behaviour_table() -> str:
 
 
 def deprecated_table() -> str:
-    lines = ["| rule | legacy | current | note |", "|---|---|---|---|"]
-    for code, old, new, note in deprecated.table_rows():
-        lines.append(f"| {code} | `{old}` | {new if new == 'reported' else f'`{new}`'} | {note.replace('|', chr(92) + '|')} |")
+    lines = ["| rule | legacy | current | torch | note |", "|---|---|---|---|---|"]
+    for code, old, new, since, note in deprecated.table_rows():
+        current_cell = new if new in ("reported", "dropped") else f"`{new}`"
+        lines.append(f"| {code} | `{old}` | {current_cell} | {since} | {note.replace('|', chr(92) + '|')} |")
     return "\n".join(lines) + "\n"
 
 
