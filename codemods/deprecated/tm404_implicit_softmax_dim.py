@@ -52,7 +52,7 @@ class ImplicitSoftmaxDim(Rule):
         short = qualified.rpartition(".")[2]
         self.report(node, f"`{short}` without `dim`: the legacy implicit dim (0 for 0-, 1-, 3-dim inputs, else 1) "
                           "is deprecated; pass `dim=` (`dim=1` for batch x classes)",
-                    lambda updated: _setkeyword(updated, "dim", "1"), unsafe=True)
+                    lambda updated: set_keyword(updated, "dim", "1"), unsafe=True)
 
 
 RULE = ImplicitSoftmaxDim

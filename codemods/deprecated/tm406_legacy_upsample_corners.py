@@ -47,7 +47,7 @@ class LegacyUpsampleCorners(Rule):
             return
         self.report(node, f"mode={mode.value.value} without `align_corners`: 0.3 aligned corners, the default "
                           "since 0.4.0 does not (different values); `align_corners=True` if this is 0.3 code",
-                    lambda updated: _setkeyword(updated, "align_corners", "True"), unsafe=True)
+                    lambda updated: set_keyword(updated, "align_corners", "True"), unsafe=True)
 
 
 RULE = LegacyUpsampleCorners
