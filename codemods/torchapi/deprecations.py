@@ -290,7 +290,7 @@ REMOVED_MODULES: Dict[str, Removed] = {
     "torch._six.FileNotFoundError": Removed("FileNotFoundError", f"{_SIX}; it was the builtin"),
     "torch._six.istuple": Removed(None, f"{_SIX}: `isinstance(x, tuple)` (it also accepted torch.return_types)"),
     "torch._six.with_metaclass": Removed(None, f"{_SIX}: `class C(Base, metaclass=Meta)`"),
-    "torch.utils.serialization": Removed(None, "removed in 1.0 (`load_lua`): no replacement in torch; the `torchfile` "
+    "torch.utils.serialization.load_lua": Removed(None, "removed in 1.0: no replacement in torch; the `torchfile` "
                                                "package reads Lua Torch7 files (`torchfile.load`), then "
                                                "`torch.from_numpy` the arrays"),
     "torch.legacy": Removed(None, "removed in 1.0 (Lua-style `torch.legacy.nn`): rebuild the model with `torch.nn`"),
