@@ -72,8 +72,9 @@ RENAMES: Dict[str, Replacement] = {
                                                  defaults=(("mode", "'bilinear'"), ("align_corners", "True"))),
     "torch.nn.NLLLoss2d": Replacement("torch.nn.NLLLoss", "deprecated alias"),
     "torch.ger": Replacement("torch.outer", "TorchFix table"),
-    "torch.btriunpack": Replacement("torch.lu_unpack", "removed in 1.x"),
-    "torch.cholesky": Replacement("torch.linalg.cholesky", "TorchFix table", params=("input", "upper"),
+    "torch.btriunpack": Replacement("torch.lu_unpack", "removed in 1.x (renamed in 1.1 with btrifact -> lu)"),
+    "torch.cholesky": Replacement("torch.linalg.cholesky", "TorchFix table; 1.8 without `upper` (`upper=` "
+                                  "since 1.10: pytorch/pytorch#62434)", params=("input", "upper"),
                                   keep_positional=1),
     "torch.potrf": Replacement("torch.linalg.cholesky", "removed; potrf defaulted to upper=True",
                                params=("a", "upper"), keep_positional=1, defaults=(("upper", "True"),)),
@@ -86,7 +87,8 @@ RENAMES: Dict[str, Replacement] = {
     "torch.btrifact_with_info": Replacement("torch.linalg.lu_factor_ex", "removed; same (LU, pivots, infos)",
                                             params=("A", "pivot"), keep_positional=1),
     "torch.lu_solve": Replacement("torch.linalg.lu_solve", "TorchFix table: arguments reordered", order=(1, 2, 0)),
-    "torch.matrix_rank": Replacement("torch.linalg.matrix_rank", "removed; same default tolerance",
+    "torch.matrix_rank": Replacement("torch.linalg.matrix_rank", "removed; same default tolerance (1.8 without `tol`; "
+                                     "`atol=` since 1.11)",
                                      params=("input", "tol", "symmetric"), keep_positional=1,
                                      keywords=(("tol", "atol"), ("symmetric", "hermitian"))),
     "torch.gesv": Replacement("torch.linalg.solve", "removed; only the solution", order=(1, 0), first_only=True),
