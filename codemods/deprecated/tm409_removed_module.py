@@ -83,8 +83,10 @@ class RemovedModule(Rule):
             target = target.value
         if model.qualname(target) != key:
             return
-        if entry.replacement is None:
-            self.report(target, f"`{key}`: {entry.note}")
+        owner, _ = model.lookup((dotted(target) or "").split(".")[0], model.scope_of(target))
+        if entry.replacement is None or owner is not model.module_scope:
+            self.report(target, f"`{key}`: {entry.note}" if entry.replacement is None else
+                        f"`{key}` -> `{entry.replacement}` ({entry.note}); imported inside a function: by hand")
             return
         if entry.still_works and type(target) is cst.Name:
             return  # its import is moved instead

@@ -33,12 +33,18 @@ def test_tensor_dataset_keywords_become_the_pairs_0_3_stored():
     assert torch.equal(batches[0][0], x[:2]) and torch.equal(batches[0][1], y[:2])
 
 
+def test_module_alias_and_spacing_seen_in_tutorials():
+    source = "import torch.utils.data as Data\nds = Data.TensorDataset(data_tensor= xs, target_tensor= ys)\n"
+    assert migrate(source, TM408).text == "import torch.utils.data as Data\nds = Data.TensorDataset(xs, ys)\n"
+
+
 @pytest.mark.parametrize("source", [
     "from torch.utils.data import TensorDataset\nds = TensorDataset(x, target_tensor=y)\n",
     "from torch.utils.data import TensorDataset\nds = TensorDataset(target_tensor=y)\n",
     "from torch.utils.data import TensorDataset\nds = TensorDataset(**kw, data_tensor=x)\n",
 ])
 def test_mixed_calls_are_reported_and_left(source):
+    """A call that already passes something positionally: which value 0.3 meant where is for a human."""
     outcome = migrate(source, TM408)
     assert outcome.text == source and [(f.code, f.fixable) for f in outcome.findings] == [("TM408", False)]
 

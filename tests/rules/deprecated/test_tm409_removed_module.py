@@ -54,6 +54,8 @@ def test_six_names_become_what_they_were_on_python_3():
     "import torch\nfrom torchtext.legacy.data import Field\n\nTEXT = Field()\n",
     "import torch\nfrom torch.utils.data.dataloader import DataLoaderIter\n\nit = DataLoaderIter(loader)\n",
     "import torch.utils.ffi\n\next = torch.utils.ffi.create_extension('x', headers=[])\n",
+    "import torch\nimport torchtext.legacy.data as data\n\nTEXT = data.Field(lower=True)\n",
+    "import torch\n\n\ndef clip(norms):\n    from torch._six import inf\n    return max(norms) == inf\n",
 ])
 def test_removed_without_replacement_is_reported_and_left(source):
     outcome = migrate(source, TM409)
