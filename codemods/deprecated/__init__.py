@@ -19,7 +19,7 @@ from typing import List, Tuple
 
 from codemods.deprecated.signatures import modern_signature  # noqa: F401  (TM304 uses it)
 from codemods.torchapi.deprecations import (DROPPED_KEYWORDS, POSITIONAL_KEYWORDS, RENAMED_KEYWORDS, RENAMES,
-                                            REMOVED_MODULES, REPORTED, SPECIAL_RENAMES, legacy_reduction)  # noqa: F401
+                                            REMOVED_MODULES, REPORTED, SPECIAL_RENAMES)
 from codemods.torchapi.since import needed
 
 # Behaviour changes behind this family's rules, for the README's behaviour table (``migrate.docs``); each

@@ -1,6 +1,8 @@
 """TM409: removed modules (``torch._six``, ``torch.utils.serialization``, ``torchtext.legacy``, ...)."""
 from __future__ import annotations
 
+from typing import Optional
+
 import libcst as cst
 
 from codemods.base import Example, Rule
@@ -20,8 +22,9 @@ class RemovedModule(Rule):
     ``(str, bytes)``, ``container_abcs`` -> ``collections.abc``, ``inf`` -> ``math.inf``, ``PY3`` ->
     ``True``); the import goes once nothing uses it. ``torch.utils.serialization.load_lua``,
     ``torch.legacy``, ``torch.utils.ffi`` and torchtext's legacy ``Field``/``BucketIterator`` API have no
-    drop-in replacement: reported with what to use. ``torch.utils.data.dataloader.default_collate`` still
-    works but is private: its import moves to ``torch.utils.data`` (1.11). Imports under ``try``/``if``
+    drop-in replacement: reported with what to use. The private ``torch.utils.data._utils.collate.default_collate``
+    becomes the public ``torch.utils.data.default_collate`` (1.11; ``torch.utils.data.dataloader``'s before:
+    both public). Imports under ``try``/``if``
     (``try: from torch._six import inf`` / ``except ImportError: ...``) are compatibility shims that already
     work: left alone, as are other modules named ``_six`` and the ``six`` package."""
 
@@ -42,7 +45,7 @@ class RemovedModule(Rule):
                 "    if isinstance(x, collections.abc.Iterable):\n        return list(x)\n    return [x]\n"),
         Example("import torch\nfrom torch._six import inf\n\nbest = inf\nif norm_type == inf:\n    pass\n",
                 "import torch\nimport math\n\nbest = math.inf\nif norm_type == math.inf:\n    pass\n"),
-        Example("from torch.utils.data.dataloader import default_collate\n\nbatch = default_collate(items)\n",
+        Example("from torch.utils.data._utils.collate import default_collate\n\nbatch = default_collate(items)\n",
                 "from torch.utils.data import default_collate\n\nbatch = default_collate(items)\n"),
         Example("from torch.utils.serialization import load_lua\n\nvgg = load_lua('vgg16.t7')\n"),
         Example("from torchtext.data import Field, BucketIterator\n\nTEXT = Field(lower=True)\n"),
@@ -53,6 +56,7 @@ class RemovedModule(Rule):
         "import torch\nfrom six import string_types\nfrom ._six import inf\nfrom utils._six import PY3\n\n"
         "ok = isinstance(x, string_types) and PY3 and inf > 0\n",
         "import torch\nfrom torch.utils.data import default_collate\nfrom torchtext.data.utils import get_tokenizer\n"
+        "from torch.utils.data.dataloader import default_collate as collate\n"
         "import torch.utils.model_zoo as model_zoo\n",
         "import torch\n\nlegacy = torch.serialization.load(f)\n",
     )
@@ -88,21 +92,27 @@ class RemovedModule(Rule):
             self.report(target, f"`{key}`: {entry.note}" if entry.replacement is None else
                         f"`{key}` -> `{entry.replacement}` ({entry.note}); imported inside a function: by hand")
             return
-        if entry.still_works and type(target) is cst.Name:
-            return  # its import is moved instead
-        late = too_new(self.ctx, needed(entry.replacement))
-        if late:
-            if not entry.still_works:
-                self.report(target, f"`{key}` -> `{entry.replacement}` ({entry.note}){late}")
+        if entry.older is not None and type(target) is cst.Name:
+            return  # imported by name: the import moves instead
+        replacement = self._spelling(entry)
+        if replacement is None:
+            self.report(target, f"`{key}` -> `{entry.replacement}` ({entry.note})"
+                                f"{too_new(self.ctx, needed(entry.replacement))}")
             return
 
         def fix(old):
             for module in entry.imports:
                 self.ctx.add_import(module)
             release_import(self.ctx, target)
-            return cst.parse_expression(entry.replacement).with_changes(lpar=old.lpar, rpar=old.rpar) \
-                if old.lpar else cst.parse_expression(entry.replacement)
-        self.report(target, f"`{key}` -> `{entry.replacement}` ({entry.note})", fix)
+            new = cst.parse_expression(replacement)
+            return new.with_changes(lpar=old.lpar, rpar=old.rpar) if old.lpar else new
+        self.report(target, f"`{key}` -> `{replacement}` ({entry.note})", fix)
+
+    def _spelling(self, entry) -> Optional[str]:
+        """The replacement ``--min-torch`` allows: the current one, else the older one, else ``None``."""
+        if self.ctx.supports(needed(entry.replacement)):
+            return entry.replacement
+        return entry.older
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if node.relative or node.module is None or type(node.names) is cst.ImportStar or self._guarded(node):
@@ -116,12 +126,13 @@ class RemovedModule(Rule):
         if missing:
             self.report(node, "; ".join(f"`{key}`: {entry.note}" for key, entry in dict(missing).items()))
             return
-        moved = [(alias, key, entry) for alias, key, entry in found if entry.still_works]
+        moved = [(alias, key, entry) for alias, key, entry in found if entry.older is not None]
         if moved:
-            if len(node.names) == 1 and self.ctx.supports(needed(moved[0][2].replacement)):
-                new_module = moved[0][2].replacement.rpartition(".")[0]
-                self.report(node, f"`{moved[0][1]}`: {moved[0][2].note}",
-                            lambda imp: imp.with_changes(module=cst.parse_expression(new_module)))
+            _, key, entry = moved[0]
+            new_module = self._spelling(entry).rpartition(".")[0]
+            self.report(node, f"`{key}`: {entry.note}",
+                        (lambda imp: imp.with_changes(module=cst.parse_expression(new_module)))
+                        if len(node.names) == 1 else None)
             return
         module_level = type(self.ctx.model.parent(self.ctx.model.parent(node))) is cst.Module
         names = ", ".join(f"`{dotted(alias.name)}`" for alias, _, _ in found)

@@ -261,13 +261,12 @@ UPSAMPLE = ("torch.nn.functional.upsample", "torch.nn.Upsample")
 class Removed:
     """A removed (or moved) module or module member. ``replacement``: the expression that stands for it
     exactly (``None``: reported, with ``note`` saying what to use); ``imports``: the modules that
-    expression needs; ``still_works``: the old path still runs on current torch (only moved: reported
-    nowhere below the replacement's version)."""
+    expression needs; ``older``: the spelling to write when ``--min-torch`` predates the replacement."""
 
     replacement: Optional[str]
     note: str
     imports: Tuple[str, ...] = ()
-    still_works: bool = False
+    older: Optional[str] = None
 
 
 _SIX = "`torch._six` was removed in 2.0"
@@ -303,9 +302,11 @@ REMOVED_MODULES: Dict[str, Removed] = {
     "torch.utils.data.dataloader._DataLoaderIter": Removed(None, "removed in 1.2: use `iter(loader)`"),
     "torch.utils.data.dataloader.numpy_type_map": Removed(
         None, "removed in 1.2: `torch.as_tensor` / `torch.from_numpy` convert numpy values"),
-    "torch.utils.data.dataloader.default_collate": Removed(
-        "torch.utils.data.default_collate", "a private path; public as `torch.utils.data.default_collate` since 1.11",
-        still_works=True),
+    # TorchFix's TOR104; `torch.utils.data.dataloader.default_collate` is public (pytorch/pytorch#69445) and stays.
+    "torch.utils.data._utils.collate.default_collate": Removed(
+        "torch.utils.data.default_collate", "private (it may move); public as `torch.utils.data.default_collate` "
+        "since 1.11 (pytorch/pytorch#69862), as `torch.utils.data.dataloader.default_collate` before",
+        older="torch.utils.data.dataloader.default_collate"),
     "torchtext.legacy": Removed(None, _TORCHTEXT),
     **{f"torchtext.data.{name}": Removed(None, _TORCHTEXT) for name in _TORCHTEXT_LEGACY},
 }

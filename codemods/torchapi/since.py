@@ -15,7 +15,9 @@ from codemods.versions import parse
 _INIT = ("xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "uniform_", "normal_",
          "constant_", "eye_", "dirac_", "orthogonal_", "sparse_")
 _FUNC = ("vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "functionalize")
-_SCALAR_KEYWORDS = {  # the keyword-scalar overloads; the scalar-first ones went to deprecated.yaml in 0.4
+# The keyword-scalar overloads (``tensor.add(other, alpha=2)``: pytorch/pytorch#2789, Sept 2017); 0.4.0 kept the
+# scalar-first ones as deprecated overloads "for backwards compatibility with 0.3" (pytorch/pytorch#5643).
+_SCALAR_KEYWORDS = {
     **{f".{m}(alpha=)": "0.4" for m in ("add", "add_", "sub", "sub_")},
     **{f".{m}(value=)": "0.4" for m in ("addcmul", "addcmul_", "addcdiv", "addcdiv_")},
     **{f".{m}({k}=)": "0.4" for b in ("addmm", "addmv", "addr", "addbmm", "baddbmm") for m in (b, b + "_")
@@ -51,7 +53,7 @@ SINCE: Dict[str, str] = {
     "torch.linalg.lu_factor": "1.13", "torch.linalg.lu_factor_ex": "1.13", "torch.linalg.lu_solve": "1.13",
     "torch.linalg.lu_factor(pivot=)": "1.13", "torch.linalg.lu_factor_ex(pivot=)": "1.13",
     **{f"torch.func.{name}": "2.0" for name in _FUNC},  # functorch merged as torch.func in 2.0
-    "torch.utils.data.default_collate": "1.11",  # exported from torch.utils.data in 1.11
+    "torch.utils.data.default_collate": "1.11",  # pytorch/pytorch#69862; 1.10 raises ImportError
 }
 
 

@@ -78,12 +78,17 @@ def test_near_misses_are_left_alone(source):
     assert outcome.text == source and not outcome.findings
 
 
-def test_default_collate_moves_only_where_min_torch_has_the_public_name():
-    source = "import torch\nfrom torch.utils.data.dataloader import default_collate\nb = default_collate([1, 2])\n"
-    assert "from torch.utils.data import default_collate" in migrate(source, TM409).text
-    older = migrate(source, TM409, min_torch=(1, 10))
-    assert older.text == source and not [f for f in older.findings if f.applied]
-    assert torch.equal(execute(migrate(source, TM409).text)["b"], torch.tensor([1, 2]))
+def test_private_default_collate_moves_to_a_public_name_that_min_torch_has():
+    source = ("import torch\nfrom torch.utils.data._utils.collate import default_collate\n"
+              "b = default_collate([1, 2])\nc = torch.utils.data._utils.collate.default_collate([3])\n")
+    current = migrate(source, TM409).text
+    assert current == ("import torch\nfrom torch.utils.data import default_collate\nb = default_collate([1, 2])\n"
+                       "c = torch.utils.data.default_collate([3])\n")
+    older = migrate(source, TM409, min_torch=(1, 10)).text
+    assert older == source.replace("_utils.collate", "dataloader")
+    for text in (current, older):
+        result = execute(text)
+        assert torch.equal(result["b"], torch.tensor([1, 2])) and torch.equal(result["c"], torch.tensor([3]))
 
 
 @pytest.mark.parametrize("name", sorted(k for k in REMOVED_MODULES if k.startswith("torch._six.")))

@@ -10,8 +10,9 @@ raises(lambda: importlib.import_module("torch.utils.serialization").load_lua, "l
 raises(lambda: importlib.import_module("torch.utils.ffi"), "No module named")
 assert isinstance("s", (str, bytes)) and isinstance(b"s", (str, bytes))
 assert isinstance({}, collections.abc.Mapping) and math.inf > 1e308 and math.nan != math.nan
-# the private path still works; the public one exists since 1.11
+# the private collate path still works here; the public names are the same function
 from torch.utils.data import default_collate  # noqa: E402
-from torch.utils.data.dataloader import default_collate as private  # noqa: E402
+from torch.utils.data._utils.collate import default_collate as private  # noqa: E402
+from torch.utils.data.dataloader import default_collate as public_before_1_11  # noqa: E402
 
-assert default_collate is private
+assert default_collate is private is public_before_1_11
