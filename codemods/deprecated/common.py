@@ -58,7 +58,7 @@ def too_new(ctx, version: str) -> str:
     """Why a fix that needs torch ``version`` is not written under ``--min-torch`` ("" when it may be)."""
     if ctx.supports(version):
         return ""
-    return f" (left unchanged: it needs torch >= {version}, --min-torch is {spell(ctx.min_torch)})"
+    return f" (left unchanged: the fix needs torch >= {version}, --min-torch is {spell(ctx.min_torch)})"
 
 
 class Spelling:
