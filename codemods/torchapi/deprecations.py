@@ -214,6 +214,12 @@ POSITIONAL_KEYWORDS: Dict[str, Tuple[str, ...]] = {
 LR_SCHEDULERS = ("LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR",
                  "SequentialLR", "CosineAnnealingLR", "ChainedScheduler", "ReduceLROnPlateau", "CyclicLR",
                  "CosineAnnealingWarmRestarts", "OneCycleLR", "PolynomialLR")
+# Positional parameters in the order legacy torch took them, where they have moved since: ReduceLROnPlateau's
+# fifth was ``verbose`` until 1.x (the 1.0 docs) and is ``threshold`` now (the 1.12 docs put verbose last).
+LEGACY_POSITIONAL: Dict[str, Tuple[str, ...]] = {
+    "torch.optim.lr_scheduler.ReduceLROnPlateau": ("optimizer", "mode", "factor", "patience", "verbose", "threshold",
+                                                   "threshold_mode", "cooldown", "min_lr", "eps"),
+}
 DROPPED_KEYWORDS: Dict[str, Tuple[str, str]] = {
     **{f"torch.optim.lr_scheduler.{name}": ("verbose", "deprecated in 2.2, removed since: a TypeError")
        for name in LR_SCHEDULERS},

@@ -78,3 +78,36 @@ def test_scheduler_verbose_goes_and_the_schedule_is_the_same(flag, unsafe):
     expected = execute(SCHEDULE.replace(", verbose={flag}", ""))["result"]
     assert execute(fixed)["result"] == expected
     assert expected[0] == 0.1 and expected[-1] < expected[1] < expected[0]  # both schedulers acted
+
+
+PLATEAU = """
+import torch
+from torch.optim.lr_scheduler import ReduceLROnPlateau
+w = torch.zeros(1, requires_grad=True)
+opt = torch.optim.SGD([w], lr=1.0)
+sched = ReduceLROnPlateau(opt, 'min', 0.5, 0, {verbose}, 0.5, 'abs')
+rates = []
+for loss in [1.0, 0.8, 0.6, 0.5, 0.45]:
+    opt.step()
+    sched.step(loss)
+    rates.append(opt.param_groups[0]['lr'])
+result = rates
+"""
+
+
+def test_plateau_fifth_positional_verbose_goes_and_the_rest_keep_their_legacy_meaning():
+    """0.4-1.x: (optimizer, mode, factor, patience, verbose, threshold, threshold_mode). On this torch the
+    legacy call shifts: the bool becomes the threshold, 0.5 the threshold_mode (an error here; with fewer
+    arguments a silent change of threshold)."""
+    legacy = PLATEAU.format(verbose="False")
+    with pytest.raises((TypeError, ValueError)):
+        execute(legacy)
+    outcome = migrate(legacy, TM408)
+    assert "ReduceLROnPlateau(opt, 'min', 0.5, 0, threshold=0.5, threshold_mode='abs')" in outcome.text
+    # what 1.x computed: an improvement counts only when it beats the best by 0.5 (absolute); with the
+    # default threshold the falling losses would keep the rate at 1.0
+    expected = execute(PLATEAU.replace(", {verbose}, 0.5, 'abs'", ", threshold=0.5, threshold_mode='abs'"))
+    assert execute(outcome.text)["result"] == expected["result"] == [1.0, 0.5, 0.25, 0.125, 0.125]
+    assert "threshold=0.5" in migrate(PLATEAU.format(verbose="True"), TM408, unsafe=True).text
+    flagged = migrate(PLATEAU.format(verbose="args.verbose"), TM408, unsafe=True)
+    assert flagged.text == PLATEAU.format(verbose="args.verbose") and not flagged.findings[0].fixable
