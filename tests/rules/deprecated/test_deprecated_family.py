@@ -13,7 +13,7 @@ import codemods
 from codemods import deprecated
 from codemods.engine import run_rules
 from codemods.names import ImportMap
-from codemods.torchapi.deprecations import (DROPPED_KEYWORDS, POSITIONAL_KEYWORDS, RENAMED_KEYWORDS, RENAMES,
+from codemods.torchapi.deprecations import (DROPPED_KEYWORDS, LEGACY_POSITIONAL, POSITIONAL_KEYWORDS, RENAMED_KEYWORDS, RENAMES,
                                             REMOVED_MODULES, REPORTED, SPECIAL_RENAMES)
 from codemods.torchapi.since import SINCE, needed
 from codemods.versions import parse
@@ -28,7 +28,7 @@ def test_table_rows_cover_every_entry_once():
     keywords = sum(len(renames) for renames in RENAMED_KEYWORDS.values())
     assert len({row[1] for row in rows}) == len(rows) == (
         len(RENAMES) + len(SPECIAL_RENAMES) + len(REPORTED) + keywords + len(POSITIONAL_KEYWORDS)
-        + len(DROPPED_KEYWORDS) + len(REMOVED_MODULES))
+        + len(DROPPED_KEYWORDS) + len(LEGACY_POSITIONAL) + len(REMOVED_MODULES))
     assert all(row[3] == "" or parse(row[3]) for row in rows)
 
 
