@@ -16,13 +16,16 @@ class RemovedKeyword(Rule):
     ``(data, target)`` pairs (``POSITIONAL_KEYWORDS``). Learning-rate schedulers' ``verbose=`` was
     deprecated in 2.2 and is a TypeError now (``DROPPED_KEYWORDS``): ``verbose=False`` goes (a safe fix);
     ``verbose=True`` or a computed flag only printed each change of the learning rate, so dropping it
-    changes printed output, not numbers (an unsafe fix). A call that also passes other arguments in those
-    positions, or ``*args``/``**kwargs``, is reported."""
+    changes printed output, not numbers (an unsafe fix). ``ReduceLROnPlateau``'s fifth positional parameter
+    was ``verbose`` in 0.4-1.x and is ``threshold`` now: a literal ``True``/``False`` there is the legacy
+    ``verbose`` (no threshold is a bool), so it goes and the arguments after it are named by their legacy
+    order (``LEGACY_POSITIONAL``); a float there is a current threshold; anything else is reported. A call
+    that also passes other arguments in those positions, or ``*args``/``**kwargs``, is reported."""
 
     code = "TM408"
     name = "removed-keyword"
     summary = ("removed keywords: `TensorDataset(data_tensor=, target_tensor=)` become positional; schedulers' "
-               "`verbose=` goes")
+               "`verbose` goes")
     triggers = ("data_tensor", "target_tensor", "verbose", "ReduceLROnPlateau")
     requires = ("torch",)
     changes = (
