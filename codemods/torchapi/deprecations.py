@@ -80,7 +80,8 @@ RENAMES: Dict[str, Replacement] = {
                                params=("a", "upper"), keep_positional=1, defaults=(("upper", "True"),)),
     "torch.potrs": Replacement("torch.cholesky_solve", "removed; potrs defaulted to upper=True",
                                params=("b", "u", "upper"), keep_positional=2, defaults=(("upper", "True"),)),
-    "torch.potri": Replacement("torch.cholesky_inverse", "removed; potri defaulted to upper=True",
+    "torch.potri": Replacement("torch.cholesky_inverse", "removed; potri defaulted to upper=True (renamed "
+                               "in April 2019, pytorch/pytorch#19498: 1.1 or 1.2)",
                                params=("u", "upper"), keep_positional=1, defaults=(("upper", "True"),)),
     "torch.btrifact": Replacement("torch.linalg.lu_factor", "removed; same (LU, pivots)",
                                   params=("A", "pivot"), keep_positional=1),

@@ -39,18 +39,20 @@ SINCE: Dict[str, str] = {
     "(dim=)": "0.4",  # softmax's dim (0.3 already; the implicit dim warns since 0.3)
     "(retain_graph=)": "0.4", "(tensors=)": "0.4", "(grad_tensors=)": "0.4", "(device=)": "0.4",
     **_SCALAR_KEYWORDS,
-    # 1.1: the LAPACK-named functions renamed (btrifact -> lu, potrs -> cholesky_solve, ...)
-    "torch.lu_unpack": "1.1", "torch.cholesky_solve": "1.1", "torch.cholesky_inverse": "1.1",
-    "torch.cholesky_solve(upper=)": "1.1", "torch.cholesky_inverse(upper=)": "1.1",
+    # 1.1: the LAPACK-named functions renamed: potrs -> cholesky_solve (pytorch/pytorch#15334, Dec 2018), gesv ->
+    # solve (#18060), trtrs -> triangular_solve (#18213, both March 2019), btrifact/btriunpack -> lu/lu_unpack
+    "torch.lu_unpack": "1.1", "torch.cholesky_solve": "1.1", "torch.cholesky_solve(upper=)": "1.1",
+    # potri -> cholesky_inverse: #19498, merged 20 April 2019, days before 1.1.0: 1.2 to be safe
+    "torch.cholesky_inverse": "1.2", "torch.cholesky_inverse(upper=)": "1.2",
     # 1.8: torch.linalg (release notes 1.8.0)
     "torch.outer": "1.8", "torch.linalg.cholesky": "1.8", "torch.linalg.solve": "1.8", "torch.linalg.qr": "1.8",
     "torch.linalg.qr(mode=)": "1.8", "torch.linalg.matrix_rank": "1.8", "torch.linalg.matrix_rank(hermitian=)": "1.8",
     "torch.linalg.cholesky(upper=)": "1.10",  # pytorch/pytorch#62434 (July 2021)
     "torch.linalg.multi_dot": "1.9",  # 1.9.0 release notes
     "torch.linalg.matrix_rank(atol=)": "1.11",  # 1.11: atol/rtol replace tol
-    "torch.linalg.solve_triangular": "1.11", "torch.linalg.solve_triangular(upper=)": "1.11",
+    "torch.linalg.solve_triangular": "1.11",  # pytorch/pytorch#63568 (Sept 2021) "torch.linalg.solve_triangular(upper=)": "1.11",
     "torch.linalg.solve_triangular(unitriangular=)": "1.11",
-    "torch.linalg.lu_factor": "1.13", "torch.linalg.lu_factor_ex": "1.13", "torch.linalg.lu_solve": "1.13",
+    "torch.linalg.lu_factor": "1.13",  # pytorch/pytorch#77637's note: lu_solve 1.12 -> linalg.lu_solve 1.13 "torch.linalg.lu_factor_ex": "1.13", "torch.linalg.lu_solve": "1.13",
     "torch.linalg.lu_factor(pivot=)": "1.13", "torch.linalg.lu_factor_ex(pivot=)": "1.13",
     **{f"torch.func.{name}": "2.0" for name in _FUNC},  # functorch merged as torch.func in 2.0
     "torch.utils.data.default_collate": "1.11",  # pytorch/pytorch#69862; 1.10 raises ImportError

@@ -85,7 +85,7 @@ def test_documented_examples_need_no_newer_torch_than_the_rule_declares(rule_cla
 # is reported and left. The versions are written out here, not computed: they check ``SINCE``.
 VERSIONED = [
     ("torch.ger(v1, v2)", "1.8"), ("torch.cholesky(A)", "1.8"), ("torch.cholesky(A, True)", "1.10"),
-    ("torch.potrf(A)", "1.10"), ("torch.potrs(B, U)", "1.1"), ("torch.potri(U)", "1.1"),
+    ("torch.potrf(A)", "1.10"), ("torch.potrs(B, U)", "1.1"), ("torch.potri(U)", "1.2"),
     ("torch.btriunpack(LU, piv)", "1.1"), ("torch.btrifact(A)", "1.13"), ("torch.btrifact_with_info(A)", "1.13"),
     ("torch.lu_solve(B, LU, piv)", "1.13"), ("torch.matrix_rank(A)", "1.8"), ("torch.matrix_rank(A, 1e-3)", "1.11"),
     ("torch.gesv(B, A)[0]", "1.8"), ("torch.solve(B, A)[0]", "1.8"), ("torch.trtrs(B, U)[0]", "1.11"),
