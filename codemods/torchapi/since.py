@@ -50,9 +50,11 @@ SINCE: Dict[str, str] = {
     "torch.linalg.cholesky(upper=)": "1.10",  # pytorch/pytorch#62434 (July 2021)
     "torch.linalg.multi_dot": "1.9",  # 1.9.0 release notes
     "torch.linalg.matrix_rank(atol=)": "1.11",  # 1.11: atol/rtol replace tol
-    "torch.linalg.solve_triangular": "1.11",  # pytorch/pytorch#63568 (Sept 2021) "torch.linalg.solve_triangular(upper=)": "1.11",
+    # pytorch/pytorch#63568 (Sept 2021)
+    "torch.linalg.solve_triangular": "1.11", "torch.linalg.solve_triangular(upper=)": "1.11",
     "torch.linalg.solve_triangular(unitriangular=)": "1.11",
-    "torch.linalg.lu_factor": "1.13",  # pytorch/pytorch#77637's note: lu_solve 1.12 -> linalg.lu_solve 1.13 "torch.linalg.lu_factor_ex": "1.13", "torch.linalg.lu_solve": "1.13",
+    # pytorch/pytorch#77637's note: torch.lu_solve in 1.12 -> linalg.lu_solve in 1.13
+    "torch.linalg.lu_factor": "1.13", "torch.linalg.lu_factor_ex": "1.13", "torch.linalg.lu_solve": "1.13",
     "torch.linalg.lu_factor(pivot=)": "1.13", "torch.linalg.lu_factor_ex(pivot=)": "1.13",
     **{f"torch.func.{name}": "2.0" for name in _FUNC},  # functorch merged as torch.func in 2.0
     "torch.utils.data.default_collate": "1.11",  # pytorch/pytorch#69862; 1.10 raises ImportError
