@@ -1,5 +1,6 @@
 """The deprecated family as a whole: its tables, its behaviour rows, the torch version every fix needs
 (``codemods.torchapi.since``), and a legacy script through every rule."""
+import inspect
 import runpy
 import textwrap
 import warnings
@@ -18,7 +19,7 @@ from codemods.torchapi.deprecations import (DROPPED_KEYWORDS, LEGACY_POSITIONAL,
 from codemods.torchapi.since import SINCE, needed
 from codemods.versions import parse
 
-from deprecated_support import RULES, migrate, rule
+from deprecated_support import RULES, migrate, resolve, rule
 
 BEHAVIOUR = Path(__file__).resolve().parents[1] / "legacy_behaviour"
 
@@ -154,3 +155,15 @@ def test_legacy_script_through_every_rule():
     model = torch.nn.Linear(4, 3)
     value = namespace["train"](model, torch.randn(5, 4), torch.tensor([0, 1, 2, 0, 1]), 0.1)
     assert isinstance(value, float)
+
+
+@pytest.mark.parametrize("key", sorted(k for k in SINCE if "(" in k and not k.startswith(("(", "."))))
+def test_every_keyword_in_the_version_table_is_one_this_torch_takes(key):
+    name, _, keyword = key.partition("(")
+    function = resolve(name)
+    try:
+        parameters = inspect.signature(function).parameters
+    except ValueError:  # a builtin without a signature: its docstring lists the keywords
+        assert keyword.rstrip("=)") + "=" in (function.__doc__ or ""), key
+        return
+    assert keyword.rstrip("=)") in parameters, key
