@@ -167,3 +167,11 @@ def test_every_keyword_in_the_version_table_is_one_this_torch_takes(key):
         assert keyword.rstrip("=)") + "=" in (function.__doc__ or ""), key
         return
     assert keyword.rstrip("=)") in parameters, key
+
+
+@pytest.mark.parametrize("rule_class,example", [p for p in EXAMPLES if parse(p.values[0].min_torch) > (0, 4)])
+def test_below_a_rules_declared_version_its_examples_are_reported_and_left(rule_class, example):
+    outcome = run_rules(example.before, [rule_class], unsafe_fixes=example.unsafe,
+                        min_torch=just_below(rule_class.min_torch))
+    assert outcome.text == example.before
+    assert any(f.code == rule_class.code and not f.fixable for f in outcome.findings)
