@@ -18,8 +18,8 @@ from __future__ import annotations
 from typing import List, Tuple
 
 from codemods.deprecated.signatures import modern_signature  # noqa: F401  (TM304 uses it)
-from codemods.torchapi.deprecations import (DROPPED_KEYWORDS, LEGACY_POSITIONAL, POSITIONAL_KEYWORDS, RENAMED_KEYWORDS, RENAMES,
-                                            REMOVED_MODULES, REPORTED, SPECIAL_RENAMES)
+from codemods.torchapi.deprecations import (DROPPED_KEYWORDS, LEGACY_POSITIONAL, POSITIONAL_KEYWORDS,
+                                            RENAMED_KEYWORDS, RENAMES, REMOVED_MODULES, REPORTED, SPECIAL_RENAMES)
 from codemods.torchapi.since import needed
 
 # Behaviour changes behind this family's rules, for the README's behaviour table (``migrate.docs``); each
@@ -50,6 +50,7 @@ def table_rows() -> List[Tuple[str, str, str, str, str]]:
     rows += [("TM408", f"{where}({', '.join(params[:params.index('verbose') + 2])}, ...)", "dropped", "0.4",
               "a literal bool in `verbose`'s legacy position goes; the arguments after it are named")
              for where, params in LEGACY_POSITIONAL.items()]
-    rows += [("TM409", old, entry.replacement or "reported", needed(entry.replacement) if entry.replacement else "", entry.note)
+    rows += [("TM409", old, entry.replacement or "reported", needed(entry.replacement) if entry.replacement else "",
+              entry.note)
              for old, entry in REMOVED_MODULES.items()]
     return sorted(rows, key=lambda row: (row[0], row[1]))

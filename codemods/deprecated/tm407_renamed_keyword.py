@@ -24,8 +24,10 @@ class RenamedKeyword(Rule):
         Example("import torch\n\ng = torch.autograd.grad(y, x, retain_variables=keep)\n",
                 "import torch\n\ng = torch.autograd.grad(y, x, retain_graph=keep)\n"),
         Example("model = Net().cuda(device_id=args.gpu)\n", "model = Net().cuda(device=args.gpu)\n"),
-        Example("import torch\n\ntorch.autograd.backward([loss], grad_variables=[g])\nx = torch.cat(seq=parts, dim=1)\n",
-                "import torch\n\ntorch.autograd.backward([loss], grad_tensors=[g])\nx = torch.cat(tensors=parts, dim=1)\n"),
+        Example("import torch\n\ntorch.autograd.backward([loss], grad_variables=[g])\n"
+                "x = torch.cat(seq=parts, dim=1)\n",
+                "import torch\n\ntorch.autograd.backward([loss], grad_tensors=[g])\n"
+                "x = torch.cat(tensors=parts, dim=1)\n"),
         Example("loss.backward(retain_variables=True, retain_graph=False)\n"),
     )
     keeps = (
@@ -48,7 +50,8 @@ class RenamedKeyword(Rule):
                 self.report(node, f"`{old}=` is `{new}=` since PyTorch 0.4 (a TypeError now), and both are given: "
                                   "keep one by hand")
             else:
-                self.report(node, f"`{old}=` -> `{new}=` (renamed in PyTorch 0.4; the old keyword is a TypeError or deprecated)",
+                self.report(node, f"`{old}=` -> `{new}=` (renamed in PyTorch 0.4; the old keyword is a TypeError "
+                                  "or deprecated)",
                             lambda updated, old=old, new=new: renamed_keyword(updated, old, new))
 
 

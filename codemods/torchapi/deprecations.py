@@ -279,7 +279,8 @@ class Removed:
 _SIX = "`torch._six` was removed in 2.0"
 _TORCHTEXT = ("torchtext's legacy `Field`/`Iterator` API moved to `torchtext.legacy` in 0.9 and was removed in 0.12: "
               "tokenize with `torchtext.data.utils.get_tokenizer`, build the vocabulary with "
-              "`torchtext.vocab.build_vocab_from_iterator`, batch with `torch.utils.data.DataLoader` and a `collate_fn`")
+              "`torchtext.vocab.build_vocab_from_iterator`, batch with `torch.utils.data.DataLoader` and a "
+              "`collate_fn`")
 _TORCHTEXT_LEGACY = ("Field", "RawField", "LabelField", "NestedField", "ReversibleField", "SubwordField", "Iterator",
                      "BucketIterator", "BPTTIterator", "TabularDataset", "Example", "Batch", "Pipeline", "Dataset")
 # Longest dotted prefix wins: ``torch._six.inf`` before ``torch._six``.

@@ -14,8 +14,8 @@ import codemods
 from codemods import deprecated
 from codemods.engine import run_rules
 from codemods.names import ImportMap
-from codemods.torchapi.deprecations import (DROPPED_KEYWORDS, LEGACY_POSITIONAL, POSITIONAL_KEYWORDS, RENAMED_KEYWORDS, RENAMES,
-                                            REMOVED_MODULES, REPORTED, SPECIAL_RENAMES)
+from codemods.torchapi.deprecations import (DROPPED_KEYWORDS, LEGACY_POSITIONAL, POSITIONAL_KEYWORDS,
+                                            RENAMED_KEYWORDS, RENAMES, REMOVED_MODULES, REPORTED, SPECIAL_RENAMES)
 from codemods.torchapi.since import SINCE, needed
 from codemods.versions import parse
 
