@@ -58,14 +58,10 @@ def rule_page(code: str) -> Optional[str]:
     return "\n".join(lines)
 
 
-# Families whose ``BEHAVIOUR_CHANGES`` rows the README's behaviour table shows, in this order.
-BEHAVIOUR_SOURCES = (current, deprecated)
-
-
 def behaviour_table() -> str:
-    rows = [row for family in BEHAVIOUR_SOURCES for row in getattr(family, "BEHAVIOUR_CHANGES", ())]
+    rows = getattr(current, "BEHAVIOUR_CHANGES", ())
     lines = ["| what changed | PyTorch | how torch-migrate handles it |", "|---|---|---|"]
-    for row in rows:
+    for row in (*rows, *deprecated.BEHAVIOUR_CHANGES):  # the current family's rows, then the deprecated family's
         cells = (str(row[key]).replace("|", "\\|") for key in ("change", "version", "handling"))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
