@@ -168,14 +168,44 @@ def test_ray_missing_is_one_clear_line(repo):
     assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == before
 
 
+def _sleepers(repo, pids):
+    """Both entry points train, write their process id to ``pids``, then sleep long past the test."""
+    for name in ENTRIES:
+        text = (repo / name).read_text()
+        (repo / name).write_text(f"{text}\nimport os, time\nwith open({str(pids)!r}, 'a') as f:\n"
+                                 f"    f.write('%d\\n' % os.getpid())\ntime.sleep(600)\n")
+
+
+def test_ctrl_c_cancels_every_job_on_a_cluster_it_leaves_running(ray_instance, repo, tmp_path):
+    """On a cluster the tool did not start, Ctrl-C cancels the jobs: their scripts are killed, the cluster stays."""
+    import _thread
+    import threading
+
+    pids = tmp_path / "pids"
+    _sleepers(repo, pids)
+
+    def interrupt():
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and len(_read(pids)) < 2:
+            time.sleep(0.5)
+        _thread.interrupt_main()
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    options = VerifyOptions(device="cpu", timeout=600, compat=True)
+    jobs = [Job(name, name, name, (str(repo), str(repo)), options) for name in ENTRIES]
+    with RayPool(Engine(ray="auto")) as pool, pytest.raises(KeyboardInterrupt):
+        pool.run(jobs)
+    assert len(_read(pids)) == 2
+    time.sleep(2)
+    assert [pid for pid in _read(pids) if _alive(pid)] == []
+    assert ray_instance.is_initialized() and ray_instance.get(ray_instance.put(1)) == 1
+
+
 @pytest.mark.slow
 def test_ctrl_c_cancels_every_job_and_stops_the_local_instance(repo, tmp_path):
     pytest.importorskip("ray")
     pids = tmp_path / "pids"
-    for name in ENTRIES:  # both entry points train, then sleep long past the test
-        text = (repo / name).read_text()
-        (repo / name).write_text(f"{text}\nimport os, time\nwith open({str(pids)!r}, 'a') as f:\n"
-                                 f"    f.write('%d\\n' % os.getpid())\ntime.sleep(600)\n")
+    _sleepers(repo, pids)
     command = [sys.executable, "-m", "migrate", "migrate", str(repo), "--diff", "--steps", "0", "--no-search",
                *[a for e in ENTRIES for a in ("--entry", e)], "--ray", "local"]
     process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
