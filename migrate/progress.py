@@ -140,8 +140,9 @@ class Live(Progress):
 
     def jobs(self, names: Sequence[str], where: str) -> None:
         self._jobs = {name: "queued" for name in names}
-        self._where = where
-        self._overall = self._display.add_task("", total=len(names), steps="")
+        self.console.print(f"{plural(len(names), 'entry point')} on {where}", markup=False, highlight=False, style="dim")
+        self._overall = self._phase
+        self._display.reset(self._phase, total=len(names))
         self._rows = {name: self._display.add_task(f"  {name}", total=None, steps="queued", start=False)
                       for name in names}
         self._tally()
@@ -161,8 +162,7 @@ class Live(Progress):
     def _tally(self) -> None:
         counts = {state: list(self._jobs.values()).count(state) for state in ("queued", "running", "done", "failed")}
         self._display.update(self._overall, completed=counts["done"] + counts["failed"],
-                             description=f"{len(self._jobs)} entry points on {self._where}: " +
-                                         ", ".join(f"{n} {state}" for state, n in counts.items()),
+                             description=", ".join(f"{n} {state}" for state, n in counts.items()),
                              steps=f"{counts['done'] + counts['failed']} of {len(self._jobs)}")
 
     def _end_run(self) -> None:
