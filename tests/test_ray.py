@@ -249,3 +249,22 @@ def _alive(pid):
             return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
     except OSError:
         return False
+
+
+@pytest.mark.slow
+def test_verify_several_pairs_on_ray(migrated, tmp_path):
+    """`verify OLD NEW --pair OLD:NEW --ray local`: a report per pair, the worst exit status, a JSON list."""
+    pytest.importorskip("ray")
+    old, new = migrated
+    changed = tmp_path / "new"
+    shutil.copytree(new, changed)
+    script = changed / "train_regression.py"
+    script.write_text(script.read_text().replace("lr=0.05", "lr=0.06"))
+    command = [sys.executable, "-m", "migrate", "verify", str(old / "train_classifier.py"), str(new / "train_classifier.py"),
+               "--pair", f"{old / 'train_regression.py'}:{script}", "--compat", "--steps", "3", "--no-localize",
+               "--ray", "local", "--json", str(tmp_path / "results.json")]
+    result = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=900)
+    assert result.returncode == 1, result.stdout + result.stderr
+    verdicts = [r["verdict"] for r in json.loads((tmp_path / "results.json").read_text())]
+    assert verdicts == ["equivalent", "different"]
+    assert f"{old / 'train_regression.py'} vs {script}: different: cpu: " in result.stdout

@@ -317,8 +317,13 @@ class RayPool(Pool):
         self.task = ray.remote(_ray_job)
 
     def close(self) -> None:
-        if self.owned and self.ray.is_initialized():
+        if not self.ray.is_initialized():
+            return
+        if self.owned:
             self.ray.shutdown()
+        else:
+            with contextlib.suppress(Exception):
+                self.ray.kill(self.board)
 
     @contextlib.contextmanager
     def _shipped(self, jobs: Sequence[Job]) -> Iterator[list[tuple[Job, object]]]:
