@@ -107,6 +107,26 @@ def test_a_job_whose_ray_worker_dies_is_reported_and_the_others_finish(ray_insta
     assert "torch-migrate-job-" not in text and str(migrated[1] / "train_regression.py") in text
 
 
+@pytest.mark.parametrize("engine", ["local", "ray"])
+def test_a_job_past_its_time_is_stopped_and_reported(engine, request, tmp_path):
+    pids = tmp_path / "pids"
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / "stuck.py").write_text(
+        f"import os, time\nwith open({str(pids)!r}, 'a') as f:\n    f.write('%d\\n' % os.getpid())\ntime.sleep(600)\n")
+    tree = str(tmp_path / "tree")
+    job = Job("stuck.py", "stuck.py", "stuck.py", (tree, tree), VerifyOptions(device="cpu", timeout=600))
+    if engine == "ray":
+        request.getfixturevalue("ray_instance")
+    pool_class = RayPool if engine == "ray" else LocalPool
+    with pool_class(Engine(ray="local" if engine == "ray" else None, job_timeout=8)) as pool:
+        started = time.monotonic()
+        (result,) = pool.run([job])
+    assert result.failed and "ran past 8 s, the time a job may take" in result.verify.reason, result.verify.reason
+    assert result.verify.exit_code == 3 and time.monotonic() - started < 60
+    time.sleep(1)
+    assert _read(pids) and [pid for pid in _read(pids) if _alive(pid)] == []  # its script was killed too
+
+
 def test_the_result_travels_back_whole(migrated):
     """What a worker sends back pickles, and relocating it only rewrites the paths."""
     import pickle

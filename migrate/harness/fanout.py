@@ -68,6 +68,14 @@ class Engine:
     ray: str | None = None
     shared_dir: Path | None = None
     num_cpus: int | None = None  # a local Ray instance's CPUs (default: all)
+    job_timeout: float | None = None  # seconds a job may take (default: ``jobs.job_timeout``)
+
+    def deadline(self, job: Job) -> float:
+        return self.job_timeout if self.job_timeout is not None else job_timeout(job.options)
+
+
+def _past(seconds: float, action: str) -> str:
+    return f"ran past {seconds:g} s, the time a job may take: {action}"
 
 
 def open_engine(engine: Engine) -> "Pool":
@@ -186,9 +194,9 @@ class LocalPool(Pool):
                         except (EOFError, OSError):
                             run.process.join()
                             result = lost(run.job, _death(run.process))
-                    elif time.monotonic() - run.started > job_timeout(run.job.options):
+                    elif time.monotonic() - run.started > self.engine.deadline(run.job):
                         self._stop(run)
-                        result = lost(run.job, f"ran past {job_timeout(run.job.options):.0f} s (5 x --timeout + 60 s): stopped")
+                        result = lost(run.job, _past(self.engine.deadline(run.job), "stopped"))
                     if result is None:
                         continue
                     run.process.join()
@@ -375,11 +383,11 @@ class RayPool(Pool):
                         _finished(progress, results[index])
                     now = time.monotonic()
                     for ref, index in list(refs.items()):
-                        limit = job_timeout(jobs[index].options)
+                        limit = self.engine.deadline(jobs[index])
                         if index in started and now - started[index] > limit:
                             self._cancel([ref])
                             refs.pop(ref)
-                            results[index] = lost(jobs[index], f"ran past {limit:.0f} s (5 x --timeout + 60 s): cancelled")
+                            results[index] = lost(jobs[index], _past(limit, "cancelled"))
                             _finished(progress, results[index])
             except BaseException:  # Ctrl-C: every submitted job is cancelled
                 self._cancel(list(refs))
