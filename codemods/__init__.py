@@ -6,8 +6,8 @@ Families (codes by hundred):
   TM1xx variable.py   ``torch.autograd.Variable`` and ``volatile``
   TM2xx device.py     ``.cuda()``/``torch.cuda.*Tensor`` -> one ``torch.device``; asynckw.py (TM203)
   TM3xx data/         ``.data[0]``, ``.data`` reads and manual updates
-  TM4xx deprecated.py renamed functions and changed signatures (tables)
-  TM5xx current/     behaviour changes after 0.4 (``torch.load``, ``torch.full``, legacy Functions, ...)
+  TM4xx deprecated/  renamed functions, changed signatures, removed keywords and modules (tables in torchapi/)
+  TM5xx current/      behaviour changes after 0.4 (``torch.load``, ``torch.full``, legacy Functions, ...)
   TM6xx hazards.py    autograd hazards that ``check`` reports
   TM7xx ecosystem/    mixed precision (``torch.cuda.amp``, apex) and TensorBoard around torch
 """
