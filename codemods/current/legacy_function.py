@@ -22,23 +22,23 @@ from codemods.walk import children, walk
 class Obstacle(enum.Enum):
     """Why a class cannot be converted (reported, left unchanged)."""
 
-    OTHER_METHODS = "it has methods besides `__init__`, `forward` and `backward`"
-    STAR_PARAMETERS = "`__init__` or `forward` takes `*args`/`**kwargs` or defaulted inputs beside constructor arguments"
-    NAME_CLASH = "a constructor parameter clashes with a name `forward` uses"
-    CLASS_ATTRIBUTE = "`forward`/`backward` read attributes the class defines or inherits, which the ctx does not have"
-    BACKWARD_RETURN = "a `backward` return cannot get the extra `None` gradients"
-    USE = "the class is used other than `MyFn(...)(inputs)` or as a stored instance that is only called"
-    CALL = "a call site passes inputs by keyword or with `*`, or constructor arguments it cannot place"
-    STORED_STATE = "an instance with constructor arguments is stored and called later"
-    NO_BACKWARD = "it has no `backward`"
+    OTHER_METHODS = "other_methods"
+    STAR_PARAMETERS = "star_parameters"
+    NAME_CLASH = "name_clash"
+    CLASS_ATTRIBUTE = "class_attribute"
+    BACKWARD_RETURN = "backward_return"
+    USE = "use"
+    CALL = "call"
+    STORED_STATE = "stored_state"
+    NO_BACKWARD = "no_backward"
 
 
 class Concern(enum.Enum):
     """Why a conversion changes behaviour in some uses (an unsafe fix)."""
 
-    INIT_CODE = "`__init__` runs code besides `self.x = ...`, now run at every call"
-    MUTATED = "`forward`/`backward` change state `__init__` set, which now starts fresh at every call"
-    SELF_VALUE = "`self` is used as a value (not only `self.x`), and is now the ctx"
+    INIT_CODE = "init_code"
+    MUTATED = "mutated"
+    SELF_VALUE = "self_value"
 
 
 @dataclass

@@ -67,7 +67,8 @@ class IntegerDivision(Rule):
         kinds = {evaluator.dtype(left, scope), evaluator.dtype(right, scope)}
         if not INTEGER & kinds or Dtype.FLOAT in kinds:
             return
-        message = "integer tensor division truncated toward zero before PyTorch 1.5; it divides truly (floats) since 1.7"
+        message = ("integer tensor division truncated toward zero before PyTorch 1.5; it divides truly (floats) "
+                   "since 1.7")
         if kinds <= INTEGER | {Dtype.SCALAR}:
             self.report(node, message + ": `rounding_mode=\"trunc\"` keeps the legacy result", fix)
         else:

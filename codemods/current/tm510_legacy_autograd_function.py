@@ -7,8 +7,28 @@ import libcst as cst
 
 from codemods import torchapi
 from codemods.base import Example, Rule
-from codemods.current.legacy_function import (Plan, backward_returns, carried, constructor_values, is_static, plan,
-                                              self_name)
+from codemods.current.legacy_function import (Concern, Obstacle, Plan, backward_returns, carried, constructor_values,
+                                              is_static, plan, self_name)
+
+# How TM510 words the analysis' reasons.
+OBSTACLES = {
+    Obstacle.OTHER_METHODS: "it has methods besides `__init__`, `forward` and `backward`",
+    Obstacle.STAR_PARAMETERS: "`__init__` or `forward` takes `*args`/`**kwargs` or defaulted inputs beside "
+                              "constructor arguments",
+    Obstacle.NAME_CLASH: "a constructor parameter clashes with a name `forward` uses",
+    Obstacle.CLASS_ATTRIBUTE: "`forward`/`backward` read attributes the class defines or inherits, which the ctx "
+                              "does not have",
+    Obstacle.BACKWARD_RETURN: "a `backward` return cannot get the extra `None` gradients",
+    Obstacle.USE: "the class is used other than `MyFn(...)(inputs)` or as a stored instance that is only called",
+    Obstacle.CALL: "a call site passes inputs by keyword or with `*`, or constructor arguments it cannot place",
+    Obstacle.STORED_STATE: "an instance with constructor arguments is stored and called later",
+    Obstacle.NO_BACKWARD: "it has no `backward`",
+}
+CONCERNS = {
+    Concern.INIT_CODE: "`__init__` runs code besides `self.x = ...`, now run at every call",
+    Concern.MUTATED: "`forward`/`backward` change state `__init__` set, which now starts fresh at every call",
+    Concern.SELF_VALUE: "`self` is used as a value (not only `self.x`), and is now the ctx",
+}
 
 LEGACY = ("import torch\n\n\nclass GradReverse(torch.autograd.Function):\n    def __init__(self, lambd):\n"
           "        self.lambd = lambd\n\n    def forward(self, x):\n        return x.view_as(x)\n\n"
@@ -16,7 +36,8 @@ LEGACY = ("import torch\n\n\nclass GradReverse(torch.autograd.Function):\n    de
           "def grad_reverse(x, lambd=1.0):\n    return GradReverse(lambd)(x)\n")
 CONVERTED = ("import torch\n\n\nclass GradReverse(torch.autograd.Function):\n    @staticmethod\n"
              "    def forward(ctx, x, lambd):\n        ctx.lambd = lambd\n        return x.view_as(x)\n\n"
-             "    @staticmethod\n    def backward(ctx, grad_output):\n        return (grad_output * -ctx.lambd), None\n\n\n"
+             "    @staticmethod\n    def backward(ctx, grad_output):\n"
+             "        return (grad_output * -ctx.lambd), None\n\n\n"
              "def grad_reverse(x, lambd=1.0):\n    return GradReverse.apply(x, lambd)\n")
 
 
@@ -82,13 +103,13 @@ class LegacyAutogradFunction(Rule):
         message = "legacy autograd Function (non-static `forward`) raises since PyTorch 1.3"
         found = plan(self.ctx, node)
         if found.obstacles:
-            reasons = "; ".join(sorted(o.value for o in found.obstacles))
+            reasons = "; ".join(sorted(OBSTACLES[o] for o in found.obstacles))
             self.report(node, f"{message}; not converted: {reasons}",
                         hint="make forward/backward @staticmethod (ctx first), pass __init__ state as `apply` "
                              "arguments and call `MyFn.apply(...)`")
             return
         unsafe = bool(found.concerns)
-        why = f" (unsafe: {'; '.join(sorted(c.value for c in found.concerns))})" if unsafe else ""
+        why = f" (unsafe: {'; '.join(sorted(CONCERNS[c] for c in found.concerns))})" if unsafe else ""
         self.report(node, f"{message}: made static, `self` is the ctx, called with `.apply`{why}",
                     lambda updated: convert(updated, found), unsafe=unsafe)
         name = node.name.value

@@ -63,8 +63,8 @@ class ToTensorOfTensor(Rule):
                    "PIL Image or ndarray')")
         source = self._from_numpy(value)
         if source is not None:
-            self.report(node.args[0], message + f"; `{code(source)}` is the array it takes", lambda arg: arg.with_changes(
-                value=source), unsafe=True)
+            self.report(node.args[0], message + f"; `{code(source)}` is the array it takes",
+                        lambda arg: arg.with_changes(value=source), unsafe=True)
             return
         hint = ("it is uint8: `transforms.ConvertImageDtype(torch.float)` scales it like `ToTensor` (if already "
                 "C x H x W)" if found.dtype == "uint8" else
