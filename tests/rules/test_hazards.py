@@ -13,8 +13,11 @@ import torch
 
 import codemods
 from codemods import hazards
+from codemods.hazards.tm607_unused_requires_grad import UnusedRequiresGrad
+from codemods.torchapi import INPLACE_METHODS
 from codemods.engine import run_rules
 
+HAZARDS = codemods.family_rules("hazards")
 CASES = Path(__file__).parent / "hazard_cases"
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT / ".." / "shared"
@@ -36,7 +39,7 @@ SECOND_BACKWARD = "backward through the graph a second time"
 LEAF_INPLACE = "leaf Variable that requires grad is being used in an in-place operation"
 
 
-def check(text, rules=hazards.RULES, **options):
+def check(text, rules=HAZARDS, **options):
     return run_rules(text, rules, **options)
 
 
@@ -57,7 +60,7 @@ def load(path, name=None):
 
 def rewritten(tmp_path, case, codes):
     """``case`` with the unsafe fixes of ``codes`` applied, imported."""
-    rules = [r for r in hazards.RULES if r.code in codes]
+    rules = [r for r in HAZARDS if r.code in codes]
     outcome = check((CASES / case).read_text(), rules, unsafe_fixes=True)
     ast.parse(outcome.text)
     again = check(outcome.text, rules, unsafe_fixes=True)
@@ -97,14 +100,14 @@ def test_near_misses_are_silent(case):
 
 def test_every_rule_has_a_flagged_file_and_a_near_miss_file():
     codes = {code for expected in EXPECTED.values() for code in expected}
-    assert codes == {rule.code for rule in hazards.RULES}
+    assert codes == {rule.code for rule in HAZARDS}
     assert {case.replace("_bad", "_ok") for case in EXPECTED} == set(OK_FILES)
 
 
 def test_rules_are_hazards_with_unique_codes():
-    assert all(rule.kind == "hazard" and rule.code.startswith("TM6") for rule in hazards.RULES)
-    assert len({rule.code for rule in hazards.RULES}) == len(hazards.RULES)
-    assert all(rule.__doc__ and len(rule.__doc__.split()) > 30 for rule in hazards.RULES)
+    assert all(rule.kind == "hazard" and rule.code.startswith("TM6") for rule in HAZARDS)
+    assert len({rule.code for rule in HAZARDS}) == len(HAZARDS)
+    assert all(rule.__doc__ and len(rule.__doc__.split()) > 30 for rule in HAZARDS)
 
 
 @pytest.mark.parametrize("context,flagged", [
@@ -194,7 +197,7 @@ def test_retain_graph_hides_the_seed_bug(tmp_path):
     bare.write_text(text.replace("loss.backward(retain_graph=True)  # TM604", "loss.backward()"))
     with pytest.raises(RuntimeError, match=SECOND_BACKWARD):
         load(bare, "retain_graph_bare").frozen_features()
-    fixed = check(bare.read_text(), [hazards.UnusedRequiresGrad], unsafe_fixes=True).text
+    fixed = check(bare.read_text(), [UnusedRequiresGrad], unsafe_fixes=True).text
     assert "style = torch.rand(1, 3, 4, 4)  # TM607" in fixed
     (tmp_path / "fixed.py").write_text(fixed)
     load(tmp_path / "fixed.py", "retain_graph_fixed").frozen_features()
@@ -254,7 +257,7 @@ def _inplace_call(method):
     return lambda tensor: getattr(tensor, method)(*arguments.get(method, ()))
 
 
-@pytest.mark.parametrize("method", sorted(hazards.INPLACE_METHODS))
+@pytest.mark.parametrize("method", sorted(INPLACE_METHODS))
 def test_inplace_table_raises_on_a_parameter_and_works_under_no_grad(method):
     call = _inplace_call(method)
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
@@ -356,7 +359,7 @@ def test_style_transfer_cases(style_cases, name, expected):
 
 def test_style_transfer_fix_removes_the_requires_grad(style_cases):
     text = (style_cases / "bad_migration.py").read_text()
-    fixed = check(text, [hazards.UnusedRequiresGrad], unsafe_fixes=True).text
+    fixed = check(text, [UnusedRequiresGrad], unsafe_fixes=True).text
     assert "    style = style.repeat(BATCH_SIZE, 1, 1, 1).to(device)\n" in fixed
     assert located(check(fixed)) == []
 
