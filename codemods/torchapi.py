@@ -223,6 +223,10 @@ VALUE_METHODS = frozenset({"item", "tolist", "numpy", "size", "dim", "numel", "d
                            "stride", "is_contiguous", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
                            "new"})
 
+# Modules that apply a function element by element (the output has the input's shape).
+ELEMENTWISE_MODULES = frozenset({"ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid",
+                                 "Tanh", "Hardtanh", "Hardsigmoid", "LogSigmoid", "Softplus", "Dropout", "Identity"})
+
 # -- losses whose target must have the input's shape ----------------------------------------------------------
 # ``nn.X``/``F.x`` that compare input and target element by element: a (N, 1) input with a (N,) target
 # broadcast with a warning in 0.3; now BCE raises and the others broadcast to (N, N) (value: True if it raises).

@@ -30,6 +30,7 @@ EXPECTED = {
     "nonleaf_grad_bad.py": {"TM606": [10, 17, 24, 31, 38]},
     "unused_requires_grad_bad.py": {"TM607": [27, 42, 49, 55, 62]},
     "typo_bad.py": {"TM608": [6, 12, 17]},
+    "loss_target_bad.py": {"TM609": [20, 35, 41, 47]},
 }
 OK_FILES = sorted(p.name for p in CASES.glob("*_ok.py"))
 
