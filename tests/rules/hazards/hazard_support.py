@@ -31,6 +31,7 @@ EXPECTED = {
     "unused_requires_grad_bad.py": {"TM607": [27, 42, 49, 55, 62]},
     "typo_bad.py": {"TM608": [6, 12, 17]},
     "loss_target_bad.py": {"TM609": [20, 35, 41, 47]},
+    "step_order_bad.py": {"TM610": [31, 34, 45, 46, 60, 61]},
 }
 OK_FILES = sorted(p.name for p in CASES.glob("*_ok.py"))
 
