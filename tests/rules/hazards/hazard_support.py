@@ -32,6 +32,7 @@ EXPECTED = {
     "typo_bad.py": {"TM608": [6, 12, 17]},
     "loss_target_bad.py": {"TM609": [20, 35, 41, 47]},
     "step_order_bad.py": {"TM610": [31, 34, 45, 46, 60, 61]},
+    "checkpoint_bad.py": {"TM611": [27, 35, 44]},
 }
 OK_FILES = sorted(p.name for p in CASES.glob("*_ok.py"))
 
