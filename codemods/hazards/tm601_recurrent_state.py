@@ -33,6 +33,7 @@ class RecurrentStateNotDetached(Rule):
     name = "recurrent-state-not-detached"
     summary = "recurrent state carried into the next iteration with its graph (detach it)"
     kind = "hazard"
+    min_torch = "0.4"
     triggers = ("backward", "def forward")
     changes = (
         Example("import torch.nn as nn\n\nrnn = nn.GRU(4, 8)\nh = None\nfor x in data:\n    out, h = rnn(x, h)\n"

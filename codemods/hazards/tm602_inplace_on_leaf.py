@@ -26,6 +26,7 @@ class InplaceOnLeaf(Rule):
     name = "inplace-on-leaf"
     summary = "in-place operation on a parameter / leaf that requires grad outside `torch.no_grad()`"
     kind = "hazard"
+    min_torch = "0.4"
     triggers = ("requires_grad", "parameters(", "Parameter(", ".weight", ".bias", "param_groups")
     changes = (
         Example(

@@ -76,6 +76,7 @@ class ListOfTensor(Rule):
     name = "list-of-tensor"
     summary = "`list(tensor)` in a parameter list iterates its rows; `[tensor]` was meant"
     kind = "hazard"
+    min_torch = "0.4"
     triggers = ("optim", "requires_grad")
     changes = (
         Example(

@@ -38,6 +38,7 @@ class RetainGraphPatch(Rule):
     name = "retain-graph-patch"
     summary = "`retain_graph=True` on the only backward of its graph hides a bug and keeps graphs alive"
     kind = "hazard"
+    min_torch = "0.4"
     triggers = ("retain_graph", "retain_variables")
     changes = (
         Example(

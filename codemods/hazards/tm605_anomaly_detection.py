@@ -29,6 +29,7 @@ class AnomalyDetectionOn(Rule):
     name = "anomaly-detection-on"
     summary = "autograd anomaly detection left on for training (2-3x slower)"
     kind = "hazard"
+    min_torch = "0.4"
     triggers = ("detect_anomaly",)
     changes = (
         Example(

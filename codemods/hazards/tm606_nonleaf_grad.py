@@ -29,6 +29,7 @@ class NonLeafGrad(Rule):
     name = "non-leaf-grad"
     summary = "`.grad` of a non-leaf tensor is None (call `retain_grad()` or read the leaf's grad)"
     kind = "hazard"
+    min_torch = "0.4"
     triggers = (".grad",)
     changes = (
         Example(

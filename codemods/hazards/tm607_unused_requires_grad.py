@@ -32,6 +32,7 @@ class UnusedRequiresGrad(Rule):
     name = "unused-requires-grad"
     summary = "`requires_grad` on a tensor no optimizer or autograd.grad uses: wasted work, shared-graph errors"
     kind = "hazard"
+    min_torch = "0.4"
     triggers = ("requires_grad",)
     changes = (
         Example(

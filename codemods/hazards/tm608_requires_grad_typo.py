@@ -23,6 +23,7 @@ class RequiresGradTypo(Rule):
     name = "requires-grad-typo"
     summary = "`require_grad` is not a PyTorch name: `requires_grad` / `requires_grad_`"
     kind = "hazard"
+    min_torch = "0.4"
     triggers = ("require_grad",)
     changes = (
         Example("import torch\n\nx = torch.rand(3).require_grad_(True)\n",

@@ -1,5 +1,6 @@
 """The TM6xx family as a whole: every fixture pair, the samples, the seed's style-transfer cases, the check command."""
 import re
+import runpy
 import subprocess
 import sys
 import warnings
@@ -7,7 +8,9 @@ import warnings
 import pytest
 
 import codemods
+from codemods import hazards
 from codemods.engine import run_rules
+from migrate import docs
 from hazard_support import CASES, EXPECTED, HAZARDS, OK_FILES, ROOT, SAMPLES, STYLE, check, load, located, rule
 
 
@@ -113,3 +116,29 @@ def test_check_command_reports_hazards():
                              str(CASES / "retain_graph_bad.py")], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 1, result.stderr
     assert "retain_graph_bad.py:14:9: TM604 " in result.stdout
+
+
+# -- the behaviour table and min_torch ------------------------------------------------------------
+BEHAVIOUR = ROOT / "tests" / "rules" / "legacy_behaviour"
+
+
+@pytest.mark.parametrize("change", hazards.BEHAVIOUR_CHANGES, ids=lambda c: c["script"])
+def test_behaviour_script_shows_the_change(change, monkeypatch):
+    """Every hazard row of the README's behaviour table is backed by a script that asserts it on this torch."""
+    monkeypatch.syspath_prepend(str(BEHAVIOUR))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        runpy.run_path(str(BEHAVIOUR / change["script"]), run_name="__behaviour__")
+
+
+def test_behaviour_rows_name_hazard_rules_and_are_rendered():
+    codes = {rule.code for rule in HAZARDS}
+    assert {row["handling"] for row in hazards.BEHAVIOUR_CHANGES} >= {"TM609", "TM610", "TM611"}
+    assert all(set(row) == {"change", "version", "handling", "script"} and row["handling"] in codes
+               for row in hazards.BEHAVIOUR_CHANGES)
+    assert all(row["script"] in docs.behaviour_table() or row["handling"] in docs.behaviour_table()
+               for row in hazards.BEHAVIOUR_CHANGES)
+
+
+def test_every_rule_declares_the_torch_its_output_needs():
+    assert all("min_torch" in vars(rule) for rule in HAZARDS)
