@@ -16,6 +16,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from codemods import torchapi
 from codemods.hazards.analysis import covers, is_backward, is_optimizer_call, running_nodes
 from codemods.model import BindingKind, GradMode, Scope, SemanticModel
 from codemods.names import dotted
@@ -24,6 +25,12 @@ from codemods.walk import parent, walk
 
 # Reads through these carry no graph.
 _CUT = frozenset({"detach", "item", "tolist", "numpy", "data", "size", "shape", "dim"})
+
+
+# Module methods that run no forward.
+_MODULE_API = torchapi.MODULE_METHODS - {"forward"} | torchapi.MODULE_SELF_METHODS | {
+    "zero_grad", "state_dict", "load_state_dict", "requires_grad_", "buffers", "named_buffers", "apply",
+    "share_memory", "register_parameter", "add_module", "step"}
 
 
 @dataclass
@@ -64,7 +71,8 @@ class Steps:
         found = []
         for k, info in enumerate(infos):
             for backward, needed in info.backwards:
-                forwards = self._dependencies(infos, k, set(needed))
+                # names the backward's own statement binds (a loop or ``with`` around it) come from inside it
+                forwards = self._dependencies(infos, k, set(needed) - info.binds)
                 for j in range(k - 1, -1, -1):
                     for step, modules in infos[j].steps:
                         stale = next((call for i, path, call in forwards if i < j and covers(modules, path)), None)
@@ -114,7 +122,7 @@ class Steps:
                 info.steps.append((call, modules))
             return
         path = dotted(call.func)
-        if path and self.model.qualname(call.func) is None and self.model.grad_mode(call) is not GradMode.OFF \
+        if path and path.rpartition(".")[2] not in _MODULE_API and self.model.qualname(call.func) is None and self.model.grad_mode(call) is not GradMode.OFF \
                 and not _detached(call):
             info.forwards.append((path, call))
 
