@@ -8,7 +8,7 @@ import libcst as cst
 
 from codemods import torchapi
 from codemods.base import FileContext
-from codemods.model import GradMode, context_mode
+from codemods.model import BindingKind, GradMode, context_mode
 from codemods.names import dotted
 from codemods.syntax import argument, literal, method_name
 from codemods.torchapi import (AUTOGRAD_CALLS, IDENTITY_METHODS, INPUT_GRADIENTS, MODULE_SELF_METHODS,
@@ -139,10 +139,9 @@ class Facts:
         self._runs_backward: Dict[int, bool] = {}
         self.param_names: Dict[int, Set[str]] = {}  # id(scope) -> ``param_names`` of that scope
         self.function_of: Dict[int, Optional[cst.FunctionDef]] = {}
-        self.chain_of: Dict[int, Chain] = {}  # id(scope node or statement) -> its chain
-        self.binds: Dict[Tuple[int, str], List[Binding]] = {}
-        self.bound: Dict[int, Set[str]] = {}
-        self.scopes: Dict[int, Scope] = {}
+        self.model = ctx.model
+        self._chains: Dict[int, Chain] = {}
+        self.scope_nodes: List[Scope] = [module]  # the module, classes, functions and lambdas
         self._loads: List[Tuple[cst.Name, Chain]] = []
         self.uses: Dict[Tuple[int, str], List[Tuple[cst.Name, Chain]]] = {}
         self.functions: List[cst.FunctionDef] = []
@@ -152,7 +151,6 @@ class Facts:
         self.attr_stores: Dict[str, List[cst.CSTNode]] = {}  # attr -> assigned Attribute targets
         self.nograd_functions: Set[int] = set()  # id(FunctionDef) whose body runs without grad
         self.nograd_names: Set[str] = set()  # names referenced inside no-grad blocks
-        self.nograd_nodes: Set[int] = set()  # statements inside with-no-grad blocks
         self.freeze_paths: Set[str] = set()
         self.class_freezes: Dict[str, Set[str]] = {}
         self.freeze_all = False
@@ -167,20 +165,15 @@ class Facts:
         self._walk(module, (module,), False, None)
         for tensor, chain, function in self._freezes:  # they need the parent links of the whole file
             self._freeze(tensor, chain, function)
+        self.binds, self.bound, self.scopes = self._bindings()
         self._resolve_loads()
         self.module_classes = self._module_classes()
         self.backward_functions = {fn.name.value for fn in self.functions if self._has_backward(fn)}
 
     # -- collection ---------------------------------------------------------------
-    def _bind(self, scope: Scope, name: str, kind: str, value: Optional[cst.CSTNode], where: cst.CSTNode) -> None:
-        self.binds.setdefault((id(scope), name), []).append((kind, value, where))
-        self.bound.setdefault(id(scope), set()).add(name)
-        self.scopes[id(scope)] = scope
-
     def _target(self, target: cst.CSTNode, kind: str, value, chain: Chain, where: cst.CSTNode, function) -> None:
         if isinstance(target, cst.Name):
             self._stores.add(id(target))
-            self._bind(chain[0], target.value, kind, value, where)
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 self._target(element.value, kind if kind in ("for", "comp", "with") else "unpack",
@@ -203,26 +196,21 @@ class Facts:
         handler = WALKERS.get(kind)
         if handler is not None and handler(self, node, chain, nograd, function):
             return  # the handler walked what it needed
-        if kind in _STATEMENTS:
-            self.chain_of[id(node)] = chain
         for child in kids:
             if type(child) not in _LITERALS:
                 self._walk(child, chain, nograd, function)
 
     def _walk_class(self, node: cst.ClassDef, chain: Chain, nograd: bool, function) -> bool:
-        self._bind(chain[0], node.name.value, "class", node, node)
+        self.scope_nodes.append(node)
         self.classes.setdefault(node.name.value, node)
         for part in (*node.bases, *node.keywords, *node.decorators):
             self._walk(part, chain, nograd, function)
-        self.chain_of[id(node)] = (node, *chain)
         self._walk(node.body, (node, *chain), nograd, function)
         return True
 
     def _walk_lambda(self, node: cst.Lambda, chain: Chain, nograd: bool, function) -> bool:
         inner = (node, *chain)
-        self.chain_of[id(node)] = inner
-        for param in parameters_of(node.params):
-            self._bind(node, param.name.value, "param", None, param)
+        self.scope_nodes.append(node)
         self._walk(node.body, inner, nograd, function)
         return True
 
@@ -232,7 +220,7 @@ class Facts:
             while isinstance(local, cst.Attribute):
                 local = local.value
             if isinstance(local, cst.Name):
-                self._bind(chain[0], local.value, "import", None, node)
+                self._stores.add(id(local))
         return True
 
     def _walk_attribute(self, node: cst.Attribute, chain: Chain, nograd: bool, function) -> bool:
@@ -293,7 +281,6 @@ class Facts:
         return False
 
     def _walk_with(self, node: cst.With, chain: Chain, nograd: bool, function) -> bool:
-        self.chain_of[id(node)] = chain
         modes = [grad_switch(self.qualname, item.item) for item in node.items]
         for item in node.items:
             self._walk(item, chain, nograd, function)
@@ -302,9 +289,6 @@ class Facts:
             inner = True  # (maybe) no grad: nothing assigned inside counts as carrying a graph
         elif True in modes:
             inner = False
-        if inner:
-            for stmt in running_nodes(node.body):
-                self.nograd_nodes.add(id(stmt))
         self._walk(node.body, chain, inner, function)
         return True
 
@@ -312,7 +296,7 @@ class Facts:
         return True  # global / nonlocal
 
     def _function(self, node: cst.FunctionDef, chain: Chain, nograd: bool, function=None) -> bool:
-        self._bind(chain[0], node.name.value, "def", node, node)
+        self.scope_nodes.append(node)
         self.functions.append(node)
         self.defines_typo |= node.name.value in TYPOS or any(p.name.value in TYPOS for p in parameters_of(node.params))
         if isinstance(chain[0], cst.ClassDef):
@@ -323,9 +307,7 @@ class Facts:
         for decorator in node.decorators:
             self._walk(decorator, chain, nograd, None)
         inner = (node, *chain)
-        self.chain_of[id(node)] = inner
         for param in parameters_of(node.params):
-            self._bind(node, param.name.value, "param", None, param)
             if param.default is not None:
                 self._walk(param.default, chain, nograd, None)
         self._walk(node.body, inner, off, node)
@@ -399,14 +381,48 @@ class Facts:
             self.uses.setdefault((id(scope), name.value), []).append((name, chain))
         self._loads = []
 
+    # -- scopes and bindings: the semantic model's, in the family's terms ---------------------------
+    def _model_scope(self, node: Scope):
+        return self.model.module_scope if type(node) is cst.Module else self.model.scope_of_definition(node)
+
+    def _bindings(self):
+        """(scope, name) -> [(kind, value, where)], scope -> names, id -> scope node, from the model's bindings
+        (comprehensions' own targets stay in their comprehensions)."""
+        binds: Dict[Tuple[int, str], List[Binding]] = {}
+        bound: Dict[int, Set[str]] = {}
+        scopes: Dict[int, Scope] = {}
+        for node in self.scope_nodes:
+            scopes[id(node)] = node
+            for name, found in self._model_scope(node).bindings.items():
+                converted = [_BINDING_KINDS[b.kind](b) for b in found if b.kind in _BINDING_KINDS]
+                if converted:
+                    binds[(id(node), name)] = converted
+                    bound.setdefault(id(node), set()).add(name)
+        return binds, bound, scopes
+
+    def chain(self, node: cst.CSTNode) -> Chain:
+        """The scopes ``node`` sees, innermost first (a method's class after it; comprehensions are their
+        function's): the model's scopes as the family's chains."""
+        key = id(node)
+        if key not in self._chains:
+            scope = self._model_scope(node) if type(node) in (cst.Module, cst.FunctionDef, cst.ClassDef,
+                                                                cst.Lambda) else self.model.scope_of(node)
+            nodes: List[Scope] = []
+            while scope is not None:
+                if type(scope.node) not in COMPREHENSIONS:
+                    nodes.append(scope.node)
+                if scope.cls is not None and type(scope.node) is cst.FunctionDef:
+                    nodes.append(scope.cls)
+                scope = scope.parent
+            self._chains[key] = tuple(nodes)
+        return self._chains[key]
+
     def resolve(self, name: str, chain: Chain) -> Scope:
         """The scope whose binding ``name`` refers to from ``chain`` (the module for globals and builtins)."""
-        for index, scope in enumerate(chain):
-            if isinstance(scope, cst.ClassDef) and index:
-                continue
-            if name in self.bound.get(id(scope), ()):
-                return scope
-        return chain[-1]
+        found, _ = self.model.lookup(name, self._model_scope(chain[0]))
+        while found is not None and type(found.node) in COMPREHENSIONS:
+            found = found.parent
+        return found.node if found is not None else chain[-1]
 
     def bindings(self, name: str, chain: Chain) -> List[Binding]:
         return self.binds.get((id(self.resolve(name, chain)), name), [])
@@ -549,7 +565,7 @@ class Facts:
         return False
 
     def in_nograd(self, node: cst.CSTNode, chain: Chain) -> bool:
-        if id(node) in self.nograd_nodes:
+        if self.model.grad_mode(node) in (GradMode.OFF, GradMode.SWITCHED):  # a `with` that (maybe) turns it off
             return True
         return any(isinstance(s, cst.FunctionDef) and self.function_nograd(s) for s in chain)
 
@@ -566,8 +582,15 @@ WALKERS: Dict[type, Callable[..., bool]] = {
     **{kind: Facts._walk_binding for kind in (cst.AnnAssign, cst.AugAssign, cst.For, cst.While, cst.CompFor,
                                               cst.NamedExpr, cst.WithItem, cst.ExceptHandler)},
 }
-_STATEMENTS = frozenset({cst.SimpleStatementLine, cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.With,
-                         cst.Match})
+# The model's binding kinds as the family's (kind, value, where).
+_BINDING_KINDS = {
+    BindingKind.ASSIGN: lambda b: ("value", b.value, b.node), BindingKind.WALRUS: lambda b: ("value", b.value, b.node),
+    BindingKind.UNPACK: lambda b: ("unpack", b.value, b.node), BindingKind.AUGMENTED: lambda b: ("aug", b.value, b.node),
+    BindingKind.FOR: lambda b: ("for", b.value, b.node), BindingKind.WITH: lambda b: ("with", b.value, b.node),
+    BindingKind.EXCEPT: lambda b: ("with", None, b.node), BindingKind.PARAMETER: lambda b: ("param", None, b.node),
+    BindingKind.IMPORT: lambda b: ("import", None, b.node), BindingKind.FUNCTION: lambda b: ("def", b.node, b.node),
+    BindingKind.CLASS: lambda b: ("class", b.node, b.node),
+}
 _LITERALS = frozenset({cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString})  # nothing in them to record
 
 

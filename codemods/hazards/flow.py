@@ -70,7 +70,7 @@ class Flow:
         self.statement: Optional[cst.SimpleStatementLine] = None
         self.module_env = self._scope(facts.module, (facts.module,), {NOGRAD_KEY: False})
         for function in facts.functions:
-            chain = facts.chain_of[id(function)]
+            chain = facts.chain(function)
             env: Env = {NOGRAD_KEY: facts.function_nograd(function) or any(
                 isinstance(s, cst.FunctionDef) and facts.function_nograd(s) for s in chain[1:])}
             owner = facts.class_of.get(id(function))
@@ -493,7 +493,7 @@ class Flow:
         saved = self.chain, self.owner
         values = []
         for value, method in bindings:
-            self.chain, self.owner = self.facts.chain_of[id(method)], self.facts.class_of.get(id(method))
+            self.chain, self.owner = self.facts.chain(method), self.facts.class_of.get(id(method))
             values.append(self.ev(value, {NOGRAD_KEY: None}) if value is not None else None)
         self.chain, self.owner = saved
         result = values[0] if all(v == values[0] for v in values) else None

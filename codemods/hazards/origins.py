@@ -133,7 +133,7 @@ class GraphOrigin:
 
     def _statement_sites(self, scope: Scope) -> List[str]:
         return [name for stmt, name in self.facts.requires_grad_statements
-                if self.facts.chain_of.get(id(statement_of(self.facts, stmt)), (None,))[0] is scope]
+                if statement_of(self.facts, stmt) is not None and self.facts.chain(stmt)[0] is scope]
 
     def _legit(self, scope: Scope, name: str) -> bool:
         return self.uses.name_outcome(scope, name) != Uses.NEUTRAL
@@ -162,7 +162,7 @@ class GraphOrigin:
         args = max((self.status(a.value, scope, bound) for a in call.args), default=self.NONE)
         func = call.func
         qualified = self.qualname(func)
-        callee = self.facts.callee(func, self.facts.chain_of.get(id(scope), (scope,)))
+        callee = self.facts.callee(func, self.facts.chain(scope))
         if callee == "module":
             return self.GRAPH if self._trainable(func) or args else self.NONE
         if qualified is not None:

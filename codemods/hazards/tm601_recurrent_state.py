@@ -120,7 +120,7 @@ class RecurrentStateNotDetached(Rule):
                 continue
             results = []
             for value, method in outside:
-                chain = facts.chain_of[id(method)]
+                chain = facts.chain(method)
                 key = f"{self_name(method)}.{attr}"
                 assignments = carry_assignments(facts, method.body)
                 if not read_first(facts, [method.body], key):

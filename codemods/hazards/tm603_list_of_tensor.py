@@ -6,8 +6,7 @@ from typing import Optional, Tuple
 import libcst as cst
 
 from codemods.base import Example, Rule
-from codemods.hazards.analysis import (Facts, bound_targets, hazard_facts, is_optimizer_call, running_nodes,
-                                       statement_of)
+from codemods.hazards.analysis import (Facts, bound_targets, hazard_facts, is_optimizer_call, running_nodes)
 from codemods.hazards.flow import flow_of
 from codemods.names import dotted
 from codemods.syntax import code, method_name
@@ -43,7 +42,7 @@ def _sink(facts: Facts, node: cst.CSTNode) -> Tuple[str, Optional[cst.CSTNode]]:
 
 def _feeds_parameters(facts: Facts, target: cst.Name) -> bool:
     """The list bound to ``target`` is given to an optimizer or looped over to set ``requires_grad``."""
-    chain = facts.chain_of.get(id(statement_of(facts, target))) or (facts.module,)
+    chain = facts.chain(target)
     scope = facts.resolve(target.value, chain)
     for use, _ in facts.uses.get((id(scope), target.value), []):
         kind, _ = _sink(facts, use)

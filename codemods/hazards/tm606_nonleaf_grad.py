@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from codemods.base import Example, Rule
-from codemods.hazards.analysis import Facts, hazard_facts, statement_of
+from codemods.hazards.analysis import Facts, hazard_facts
 from codemods.hazards.flow import flow_of
 from codemods.syntax import method_name
 from codemods.walk import parent
@@ -57,12 +57,7 @@ class NonLeafGrad(Rule):
 
     @staticmethod
     def _retains(facts: Facts, attribute: cst.Attribute, name: str) -> bool:
-        chain = facts.chain_of.get(id(statement_of(facts, attribute) or attribute))
-        if chain is None:
-            current = attribute
-            while id(current) not in facts.chain_of:
-                current = parent(current)
-            chain = facts.chain_of[id(current)]
+        chain = facts.chain(attribute)
         scope = facts.resolve(name, chain)
         return any(method_name(parent(parent(use))) == "retain_grad"
                    for use, _ in facts.uses.get((id(scope), name), []))

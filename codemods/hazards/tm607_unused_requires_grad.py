@@ -71,7 +71,7 @@ class UnusedRequiresGrad(Rule):
                     self._report(site, name)
         for stmt_node, name in facts.requires_grad_statements:
             stmt = statement_of(facts, stmt_node)
-            chain = facts.chain_of.get(id(stmt)) if stmt is not None else None
+            chain = facts.chain(stmt) if stmt is not None else None
             if chain is None:
                 continue
             scope = facts.resolve(name, chain)
