@@ -57,3 +57,30 @@ def test_harness_shows_the_legacy_order_failing_on_current_torch():
     same = subprocess.run([sys.executable, "-m", "migrate", "verify", "-q", str(reordered), str(reordered)],
                           capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert same.returncode == 0, same.stdout + same.stderr
+
+
+# Shapes of real GAN loops (written for these tests): both losses computed first, then D's update, then G's
+# backward (flagged); and G's output scored again after D's step (left alone).
+BOTH_LOSSES_FIRST = """import torch
+
+
+def train(netG, netD, loader, optimizer_netG):
+    optimizer_netD = torch.optim.Adam(netD.parameters())
+    for real, z in loader:
+        fake = netG(z)
+        loss_netD = netD(fake.detach()).mean() - netD(real).mean()
+        loss_netG = -netD(fake).mean()
+        optimizer_netD.zero_grad()
+        loss_netD.backward()
+        optimizer_netD.step()
+        optimizer_netG.zero_grad()
+        loss_netG.backward()
+        optimizer_netG.step()
+"""
+
+
+def test_losses_computed_before_the_discriminator_step_are_flagged():
+    assert located(check(BOTH_LOSSES_FIRST)) == [("TM610", 12), ("TM610", 14)]
+    rescored = BOTH_LOSSES_FIRST.replace("        optimizer_netG.zero_grad()\n",
+                                         "        loss_netG = -netD(fake).mean()\n        optimizer_netG.zero_grad()\n")
+    assert located(check(rescored)) == []
