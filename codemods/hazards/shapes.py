@@ -24,6 +24,7 @@ _VECTOR_FACTORIES = torchapi.SIZED_FACTORIES | torchapi.TENSOR_TYPES
 class Shapes:
     def __init__(self, model: SemanticModel):
         self.model = model
+        self._visiting: set = set()  # (name, scope) being followed: a binding that reads itself adds no shape
 
     # -- columns ------------------------------------------------------------------------------------
     def column(self, expr: cst.CSTNode, scope: Scope, depth: int = 0) -> bool:
@@ -35,6 +36,8 @@ class Shapes:
         if type(expr) is not cst.Call:
             return False
         func = expr.func
+        if expr.args and self._applies_elementwise(func, scope):  # self.sigmoid(logits)
+            return self.column(expr.args[0].value, scope, depth + 1)
         qualified = self.model.qualname(func) if type(func) in (cst.Name, cst.Attribute) else None
         if qualified is not None:
             module, _, name = qualified.rpartition(".")
@@ -86,6 +89,15 @@ class Shapes:
                 return self._forward_returns_column(bindings[0].node, depth + 1)
         return False
 
+    def _applies_elementwise(self, callee: cst.CSTNode, scope: Scope) -> bool:
+        """``callee`` is bound only to element-wise modules (``nn.Sigmoid()``)."""
+        if type(callee) is cst.Name:
+            return self._all_bindings(callee.value, scope, lambda value, where: self._elementwise(value))
+        if type(callee) is cst.Attribute and type(callee.value) is cst.Name and callee.value.value == "self":
+            values = self.model.self_attribute_values(callee.attr.value, scope)
+            return bool(values) and all(self._elementwise(value) for _, value in values)
+        return False
+
     def _elementwise(self, layer: cst.CSTNode) -> bool:
         qualified = self.model.qualname(layer.func) if type(layer) is cst.Call else None
         return (qualified or "").rpartition(".")[2] in torchapi.ELEMENTWISE_MODULES and (
@@ -120,8 +132,9 @@ class Shapes:
         if qualified == "torch.full" and args and type(args[0].value) in (cst.Tuple, cst.List):
             sizes = args[0].value.elements
             return len(sizes) == 1 and self._number(sizes[0].value, scope)
-        if type(func) is cst.Attribute and func.attr.value in torchapi.SAME_SHAPE_METHODS:
-            return self.vector(func.value, scope, depth + 1)
+        if type(func) is cst.Attribute and (func.attr.value in torchapi.SAME_SHAPE_METHODS or
+                                            func.attr.value in torchapi.INPLACE_METHODS - torchapi.NOT_VALUE_UPDATES):
+            return self.vector(func.value, scope, depth + 1)  # .float(), .random_(2), .fill_(1)
         return False
 
     def _number(self, expr: cst.CSTNode, scope: Scope) -> bool:
@@ -130,8 +143,16 @@ class Shapes:
     # -- names ----------------------------------------------------------------------------------------
     def _all_bindings(self, name: str, scope: Scope, test) -> bool:
         found, bindings = self.model.lookup(name, scope)
-        return bool(bindings) and all(b.kind is BindingKind.ASSIGN for b in bindings) and all(
-            test(b.value, found) for b in bindings)
+        key = (name, id(found))
+        if key in self._visiting:
+            return True  # ``x = f(x)`` while following ``x``: the other bindings decide
+        if not bindings or not all(b.kind is BindingKind.ASSIGN for b in bindings):
+            return False
+        self._visiting.add(key)
+        try:
+            return all(test(b.value, found) for b in bindings)
+        finally:
+            self._visiting.discard(key)
 
 
 def shapes(ctx) -> Shapes:

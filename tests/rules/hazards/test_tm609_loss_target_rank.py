@@ -60,3 +60,42 @@ def test_target_view_and_unsqueeze_are_columns():
                "loss = F.l1_loss(v.unsqueeze(1), torch.zeros(v.size(0)))\n")
     assert located(check(flagged)) == [("TM609", 4)]
     assert located(check(flagged.replace("unsqueeze(1)", "unsqueeze(0)"))) == []
+
+
+# A classifier shaped like real binary-classification code (written for this test): a stack ending in
+# Linear(k, 1), a sigmoid module applied in forward, scored against a (N,) label vector.
+BINARY = """import torch
+import torch.nn as nn
+
+
+class Classifier(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.stack = nn.Sequential(nn.Linear(features, 16), nn.ReLU(), nn.Linear(16, 1))
+        self.sigmoid = nn.Sigmoid()
+
+    def forward(self, x):
+        scores = self.stack(x)
+        scores = self.sigmoid(scores)
+        return scores
+
+
+def run():
+    model = Classifier(5)
+    x = torch.randn(6, 5)
+    labels = torch.empty(x.size(0)).random_(2)
+    return nn.BCELoss()(model(x), labels)
+"""
+
+
+def test_a_local_classifier_ending_in_a_column_is_flagged_and_fails():
+    assert located(check(BINARY)) == [("TM609", 21)]
+    namespace = {}
+    exec(compile(BINARY, "<binary>", "exec"), namespace)
+    with pytest.raises(ValueError, match="different to the input size"):
+        namespace["run"]()
+    fixed = check(BINARY, unsafe_fixes=True).text
+    assert "nn.BCELoss()(model(x).squeeze(1), labels)" in fixed
+    namespace = {}
+    exec(compile(fixed, "<fixed>", "exec"), namespace)
+    assert namespace["run"]().dim() == 0
