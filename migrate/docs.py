@@ -60,9 +60,10 @@ def rule_page(code: str) -> Optional[str]:
 
 
 def behaviour_rows() -> list:
-    """Every family's ``BEHAVIOUR_CHANGES`` rows, in family order."""
+    """Every family's ``BEHAVIOUR_CHANGES`` rows: the current family's, the deprecated family's, then the others'."""
+    first = ("current", "deprecated")
     rows = []
-    for family in codemods.FAMILIES:
+    for family in (*first, *(f for f in codemods.FAMILIES if f not in first)):
         rows.extend(getattr(importlib.import_module(f"codemods.{family}"), "BEHAVIOUR_CHANGES", ()))
     return rows
 
@@ -77,9 +78,10 @@ def behaviour_table() -> str:
 
 
 def deprecated_table() -> str:
-    lines = ["| rule | legacy | current | note |", "|---|---|---|---|"]
-    for code, old, new, note in deprecated.table_rows():
-        lines.append(f"| {code} | `{old}` | {new if new == 'reported' else f'`{new}`'} | {note.replace('|', chr(92) + '|')} |")
+    lines = ["| rule | legacy | current | torch | note |", "|---|---|---|---|---|"]
+    for code, old, new, since, note in deprecated.table_rows():
+        current_cell = new if new in ("reported", "dropped") else f"`{new}`"
+        lines.append(f"| {code} | `{old}` | {current_cell} | {since} | {note.replace('|', chr(92) + '|')} |")
     return "\n".join(lines) + "\n"
 
 
