@@ -163,9 +163,9 @@ class Facts:
         self.defines_typo = False  # the file has its own `require_grad` attribute, parameter or method
         self._freezes: List[Tuple[cst.CSTNode, Chain, Optional[cst.FunctionDef]]] = []
         self._walk(module, (module,), False, None)
+        self.binds, self.bound, self.scopes = self._bindings()
         for tensor, chain, function in self._freezes:  # they need the parent links of the whole file
             self._freeze(tensor, chain, function)
-        self.binds, self.bound, self.scopes = self._bindings()
         self._resolve_loads()
         self.module_classes = self._module_classes()
         self.backward_functions = {fn.name.value for fn in self.functions if self._has_backward(fn)}

@@ -142,3 +142,9 @@ def test_behaviour_rows_name_hazard_rules_and_are_rendered():
 
 def test_every_rule_declares_the_torch_its_output_needs():
     assert all("min_torch" in vars(rule) for rule in HAZARDS)
+
+
+def test_a_frozen_plain_tensor_is_analysed_without_error():
+    """``x.requires_grad = False`` on a name the flow follows: the bindings are read before the freezes."""
+    source = "import torch\nx = torch.zeros(3)\nx.requires_grad = False\nfor p in x:\n    p.requires_grad = False\n"
+    assert located(check(source)) == []
