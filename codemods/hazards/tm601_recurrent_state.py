@@ -1,4 +1,4 @@
-"""TM601."""
+"""TM601: recurrent state carried into the next iteration with its graph."""
 from __future__ import annotations
 
 from typing import Iterator, Set, Tuple

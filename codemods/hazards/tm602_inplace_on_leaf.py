@@ -1,4 +1,4 @@
-"""TM602."""
+"""TM602: an in-place operation on a leaf that requires grad, outside ``torch.no_grad()``."""
 from __future__ import annotations
 
 import libcst as cst

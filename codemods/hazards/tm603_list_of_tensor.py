@@ -1,4 +1,4 @@
-"""TM603."""
+"""TM603: ``list(tensor)`` / ``[*tensor]`` where a list of parameters is built."""
 from __future__ import annotations
 
 from typing import Optional, Tuple

@@ -1,4 +1,4 @@
-"""TM604."""
+"""TM604: ``retain_graph=True`` on the only backward of a graph."""
 from __future__ import annotations
 
 from typing import Optional

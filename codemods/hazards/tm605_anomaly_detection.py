@@ -1,4 +1,4 @@
-"""TM605."""
+"""TM605: autograd anomaly detection left on."""
 from __future__ import annotations
 
 from typing import Union

@@ -1,4 +1,4 @@
-"""TM606."""
+"""TM606: ``.grad`` of a tensor that is not a leaf."""
 from __future__ import annotations
 
 import libcst as cst

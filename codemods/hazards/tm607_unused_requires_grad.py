@@ -1,4 +1,4 @@
-"""TM607."""
+"""TM607: ``requires_grad`` on a tensor that nothing optimises or differentiates."""
 from __future__ import annotations
 
 from typing import Optional

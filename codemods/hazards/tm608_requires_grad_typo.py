@@ -1,4 +1,4 @@
-"""TM608."""
+"""TM608: ``require_grad`` / ``require_grad_`` (missing ``s``)."""
 from __future__ import annotations
 
 import libcst as cst
