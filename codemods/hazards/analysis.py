@@ -585,7 +585,8 @@ WALKERS: Dict[type, Callable[..., bool]] = {
 # The model's binding kinds as the family's (kind, value, where).
 _BINDING_KINDS = {
     BindingKind.ASSIGN: lambda b: ("value", b.value, b.node), BindingKind.WALRUS: lambda b: ("value", b.value, b.node),
-    BindingKind.UNPACK: lambda b: ("unpack", b.value, b.node), BindingKind.AUGMENTED: lambda b: ("aug", b.value, b.node),
+    BindingKind.UNPACK: lambda b: ("unpack", b.value, b.node),
+    BindingKind.AUGMENTED: lambda b: ("aug", b.value, b.node),
     BindingKind.FOR: lambda b: ("for", b.value, b.node), BindingKind.WITH: lambda b: ("with", b.value, b.node),
     BindingKind.EXCEPT: lambda b: ("with", None, b.node), BindingKind.PARAMETER: lambda b: ("param", None, b.node),
     BindingKind.IMPORT: lambda b: ("import", None, b.node), BindingKind.FUNCTION: lambda b: ("def", b.node, b.node),

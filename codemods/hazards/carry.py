@@ -11,7 +11,7 @@ from codemods.hazards.analysis import (COMPREHENSIONS, Chain, Facts, PLAIN_BUILT
 from codemods.hazards.flow import Flow, PARAM
 from codemods.names import dotted
 from codemods.syntax import literal, method_name
-from codemods.torchapi import DERIVING_METHODS, NOT_MATH, NO_GRAPH_TENSOR_METHODS, VARIABLE
+from codemods.torchapi import DERIVING_METHODS, NO_GRAPH_ATTRIBUTES, NO_GRAPH_TENSOR_METHODS, NOT_MATH, VARIABLE
 from codemods.walk import children, parent
 
 
@@ -38,7 +38,7 @@ class Carry:
         if name is not None and name in tainted:
             return tainted[name]
         if isinstance(node, cst.Attribute):
-            if node.attr.value in ("data", "grad", "shape", "dtype", "device", "requires_grad", "is_leaf"):
+            if node.attr.value in NO_GRAPH_ATTRIBUTES:
                 return 0
             return self.level(node.value, tainted)
         if isinstance(node, cst.Subscript):

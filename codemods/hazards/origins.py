@@ -13,7 +13,7 @@ from codemods.hazards.carry import read_first
 from codemods.hazards.flow import Flow
 from codemods.syntax import argument, method_name
 from codemods.torchapi import (DERIVING_METHODS, GRAD_CONSUMERS, GRAD_READERS, IDENTITY_METHODS, MODULE_SELF_METHODS,
-                               NOT_MATH, NO_GRAPH_TENSOR_METHODS, VARIABLE)
+                               NO_GRAPH_ATTRIBUTES, NO_GRAPH_TENSOR_METHODS, NOT_MATH, VARIABLE)
 from codemods.walk import children, parent
 
 
@@ -28,7 +28,7 @@ class GraphOrigin:
     """
 
     NONE, LEAF, GRAPH = 0, 1, 2
-    NO_GRAPH_ATTRS = frozenset({"data", "grad", "shape", "dtype", "device", "requires_grad", "is_leaf"})
+    NO_GRAPH_ATTRS = NO_GRAPH_ATTRIBUTES
     SIZE_BUILTINS = frozenset({"len", "int", "float", "str", "bool", "range", "print", "isinstance", "type",
                                "format", "id", "hash", "repr"})
 
@@ -221,6 +221,7 @@ class Uses:
     """
 
     USED, NEUTRAL, ESCAPES = "used", "neutral", "escapes"
+    # results that carry nothing of the tensor's gradient (``requires_grad_`` is followed to its result)
     NO_GRAD_RESULTS = frozenset({"detach", "size", "dim", "numel", "item", "tolist", "numpy", "data_ptr",
                                  "requires_grad_"})
 

@@ -58,7 +58,8 @@ class Shapes:
     def _module_output(self, callee: cst.CSTNode, scope: Scope, depth: int) -> bool:
         """Calling ``callee`` gives a column: it is bound only to constructors of column modules."""
         if type(callee) is cst.Name:
-            return self._all_bindings(callee.value, scope, lambda value, where: self._column_module(value, where, depth))
+            return self._all_bindings(callee.value, scope,
+                                      lambda value, where: self._column_module(value, where, depth))
         if type(callee) is cst.Attribute and type(callee.value) is cst.Name and callee.value.value == "self":
             values = self.model.self_attribute_values(callee.attr.value, scope)
             return bool(values) and all(self._column_module(value, where, depth) for where, value in values)

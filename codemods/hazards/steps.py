@@ -24,7 +24,7 @@ from codemods.syntax import method_name
 from codemods.walk import parent, walk
 
 # Reads through these carry no graph.
-_CUT = frozenset({"detach", "item", "tolist", "numpy", "data", "size", "shape", "dim"})
+_CUT = torchapi.NO_GRAPH_ATTRIBUTES | torchapi.VALUE_METHODS | {"detach"}
 
 
 # Module methods that run no forward.
@@ -122,8 +122,8 @@ class Steps:
                 info.steps.append((call, modules))
             return
         path = dotted(call.func)
-        if path and path.rpartition(".")[2] not in _MODULE_API and self.model.qualname(call.func) is None and self.model.grad_mode(call) is not GradMode.OFF \
-                and not _detached(call):
+        if path and path.rpartition(".")[2] not in _MODULE_API and self.model.qualname(call.func) is None \
+                and self.model.grad_mode(call) is not GradMode.OFF and not _detached(call):
             info.forwards.append((path, call))
 
     def optimizer_modules(self, expr: cst.CSTNode, scope: Scope) -> Optional[FrozenSet[str]]:

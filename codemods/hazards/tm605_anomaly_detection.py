@@ -47,7 +47,8 @@ class AnomalyDetectionOn(Rule):
     keeps = (
         "import torch\n\nif args.debug:\n    torch.autograd.set_detect_anomaly(True)\n"
         "loss = model(x).sum()\nloss.backward()\n",
-        "import torch\n\ntorch.autograd.set_detect_anomaly(args.detect_anomaly)\ntorch.autograd.set_detect_anomaly(False)\n"
+        "import torch\n\ntorch.autograd.set_detect_anomaly(args.detect_anomaly)\n"
+        "torch.autograd.set_detect_anomaly(False)\n"
         "loss = model(x).sum()\nloss.backward()\n",
     )
 

@@ -216,11 +216,14 @@ SET_DETECT_ANOMALY = frozenset({"torch.autograd.set_detect_anomaly", "torch.auto
 # Calls that differentiate with respect to what they are given (inputs, not only parameters).
 INPUT_GRADIENTS = ("torch.autograd.grad", "torch.autograd.functional", "torch.func")
 # Calls that read or apply gradients of what they are given.
-GRAD_CONSUMERS = ("torch.autograd", "torch.optim", "torch.func", "torch.distributed.autograd", "torch.distributed.optim")
+GRAD_CONSUMERS = ("torch.autograd", "torch.optim", "torch.func", "torch.distributed.autograd",
+                  "torch.distributed.optim")
 # Tensor methods whose result is a tensor without autograd history (a subset of NO_GRAPH_METHODS).
 NO_GRAPH_TENSOR_METHODS = frozenset({"detach", "long", "int", "short", "byte", "char", "bool", "argmax", "argmin",
                                      "eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "nonzero", "new",
                                      "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"})
+# Tensor attributes whose value carries no autograd graph (``grad`` does only under ``create_graph=True``).
+NO_GRAPH_ATTRIBUTES = frozenset({"data", "grad", "shape", "dtype", "device", "requires_grad", "is_leaf"})
 # Tensor methods whose result is plain Python or a new tensor that shares nothing with the receiver's graph.
 VALUE_METHODS = frozenset({"item", "tolist", "numpy", "size", "dim", "numel", "data_ptr", "element_size", "nelement",
                            "stride", "is_contiguous", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
