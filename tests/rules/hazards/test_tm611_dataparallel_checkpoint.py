@@ -52,3 +52,24 @@ def test_message_names_the_save_and_the_fix():
 ])
 def test_unproven_pairs_are_left_alone(source):
     assert located(check(source)) == []
+
+
+def test_a_trainer_attribute_and_a_separate_evaluation_are_matched():
+    source = """import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self):
+        self.model = nn.DataParallel(Net())
+
+    def save(self):
+        torch.save(self.model.state_dict(), 'ckpt.pth')
+
+
+def evaluate():
+    net = Net()
+    net.load_state_dict(torch.load('ckpt.pth'))
+"""
+    assert located(check(source)) == [("TM611", 15)]
+    assert located(check(source.replace("self.model.state_dict()", "self.model.module.state_dict()"))) == []
