@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 import codemods
+from codemods import repo
 from codemods.finding import Finding
 from migrate import python2
 from migrate.cache import Cache
@@ -404,7 +405,7 @@ def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type
 
     try:
         outcome = _on_big_stack(run_rules, source.text, active, unsafe_fixes=options.unsafe_fixes,
-                                min_torch=options.min_torch,
+                                min_torch=options.min_torch, repo=repo.view(real),
                                 fix=options.mode != LINT)
     except cst.ParserSyntaxError as error:
         found = python2.find(source.text)
@@ -561,6 +562,7 @@ def run(
     if options.mode == WRITE:
         for directory in sorted({real.parent for _, real in files}):
             remove_stale_temps(directory)
+    repo.index_files([real for _, real in files])  # names that travel between files (``from model import *``)
     results: List[Optional[FileResult]] = [None] * len(files)
     pending = []
     for index, (shown, real) in enumerate(files):
