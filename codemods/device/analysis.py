@@ -1,5 +1,6 @@
 """The device family's plan: one per file, from one walk (``_Facts``), keyed by the id of the node each
-rule reports on (``actions``: code, message, fix, unsafe).
+rule reports on (``actions``: an ``Act`` with its details, fix and safety; the rule that owns the act
+reports it with its own message).
 
 The device is a decision of the whole file (which flag, which definition, where it is inserted, whether a
 guard can go), so the four rules share it; a device is only defined when a selected rule's applied fix uses
@@ -7,9 +8,10 @@ it. What the plan decides is described in the family's docstring (``codemods/dev
 """
 from __future__ import annotations
 
+import enum
 import re
 from dataclasses import dataclass
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -477,16 +479,41 @@ def _unwrap_if(node: cst.If) -> cst.FlattenSentinel:
     return cst.FlattenSentinel(statements)
 
 
-Action = Tuple[str, str, Optional[Callable], bool]  # (code, message, fix, unsafe)
-CODES = ("TM201", "TM202", "TM204", "TM205")  # the rules that share the plan (TM203 is a text rule)
+class Act(enum.Enum):
+    """What the plan decided for one node (detail: the strings its message needs)."""
+
+    MOVE = "move"  # ``.cuda()`` -> ``.to(device)`` (device)
+    MOVE_UNREACHABLE = "move-unreachable"  # ``.cuda()`` that no device (nor flag) reaches
+    MOVE_OTHER_INDEX = "move-other-index"  # ``.cuda(k)`` with an index the one device does not have
+    GUARD = "guard"  # ``if flag:`` around transfers only goes (device)
+    GUARD_EXPRESSION = "guard-expression"  # ``x.cuda() if flag else x`` (device)
+    CUDA_CONSTRUCTOR = "cuda-constructor"  # ``torch.cuda.X(...)`` -> ``torch.empty/tensor`` (type, form, initialised)
+    CUDA_CONSTRUCTOR_UNKNOWN = "cuda-constructor-unknown"  # one argument: a size or data? (type)
+    CUDA_CONSTRUCTOR_UNREACHABLE = "cuda-constructor-unreachable"  # no device in scope (type)
+    CONSTRUCTOR = "constructor"  # ``torch.X(...)`` -> ``torch.empty/tensor`` (type, form, initialised)
+    CONSTRUCTOR_UNKNOWN = "constructor-unknown"  # (type)
+    TYPE_CALL = "type-call"  # ``.type(torch.cuda.X)`` -> ``.to(device, dtype)`` (type, device, dtype)
+    TYPE_CALL_UNREACHABLE = "type-call-unreachable"  # (type)
+    SELECTION = "selection"  # ``T = torch.cuda.X if flag else torch.X`` goes (name, device)
+    SELECTION_KEPT = "selection-kept"  # (name, type, problem)
+    CUDA_ONLY = "cuda-only"  # ``torch.cuda.set_device(...)`` gets an ``is_available()`` guard
+    DEFINITION = "definition"  # the device's definition (definition; for: the code whose fixes use it)
+
+
+class Action(NamedTuple):
+    act: Act
+    detail: Dict[str, str]
+    fix: Optional[Callable]
+    unsafe: bool
 
 
 class DevicePlan:
     """Every decision of the family for one file, keyed by the id of the node each rule reports on."""
 
-    def __init__(self, ctx, codes: Set[str]):
+    def __init__(self, ctx, codes: Set[str], owners: Dict["Act", str]):
         self.ctx = ctx
         self.codes = codes
+        self.owners = owners
         self.facts = _Facts(ctx.module, ctx.qualname)
         self.torch = ctx.imports.local_name("torch") or "torch"
         self.actions: Dict[int, List[Action]] = {}
@@ -509,14 +536,15 @@ class DevicePlan:
         self._plan_definition()
 
     # -- helpers ----------------------------------------------------------------------
-    def _add(self, node: cst.CSTNode, code: str, message: str, fix: Optional[Callable] = None, *,
+    def _add(self, node: cst.CSTNode, act: "Act", detail: Dict[str, str], fix: Optional[Callable] = None, *,
              unsafe: bool = False, where: Optional[_Where] = None, device: Optional[_Device] = None) -> None:
-        self.actions.setdefault(id(node), []).append((code, message, fix, unsafe))
-        if device is not None and device is self.device and fix is not None and self._applies(code, where, unsafe):
-            self.users.add(code)
+        self.actions.setdefault(id(node), []).append(Action(act, detail, fix, unsafe))
+        if device is not None and device is self.device and fix is not None and self._applies(act, where, unsafe):
+            self.users.add(self.owners[act])
 
-    def _applies(self, code: str, where: Optional[_Where], unsafe: bool = False) -> bool:
-        """Would a fix of ``code`` at ``where`` be applied (rule selected, not suppressed, safe enough)?"""
+    def _applies(self, act: "Act", where: Optional[_Where], unsafe: bool = False) -> bool:
+        """Would a fix of ``act`` at ``where`` be applied (its rule selected, not suppressed, safe enough)?"""
+        code = self.owners.get(act)
         if code not in self.codes or (unsafe and not self.ctx.unsafe_fixes):
             return False
         comment = where.line.trailing_whitespace.comment if where is not None and where.line is not None else None
@@ -594,17 +622,17 @@ class DevicePlan:
         """Where the file's device is needed (before knowing it)."""
         facts = self.facts
         for call, where in facts.cuda_calls:
-            if self._is_cuda_guard(where) is None and self._applies("TM201", where, facts.defines_cuda):
+            if self._is_cuda_guard(where) is None and self._applies(Act.MOVE, where, facts.defines_cuda):
                 yield where
         for _, _, cuda, _, where in facts.constructors:
-            if cuda and self._applies("TM202", where):
+            if cuda and self._applies(Act.CUDA_CONSTRUCTOR, where):
                 yield where
         for call, where in facts.type_calls:
-            if self._cuda_type(call.args[0].value) and self._applies("TM202", where):
+            if self._cuda_type(call.args[0].value) and self._applies(Act.TYPE_CALL, where):
                 yield where
         for target, _, _, _, _ in facts.selections:
             for _, where in self._selection_uses(target) or ():
-                if self._applies("TM202", where):
+                if self._applies(Act.SELECTION, where):
                     yield where
 
     def _create(self, sites: Sequence[_Where]) -> _Device:
@@ -798,16 +826,13 @@ class DevicePlan:
             else:
                 device = self._find(where)
             if device is None:
-                self._add(call, "TM201", "`.cuda()` where no `torch.device` is in scope (nor the flag it would "
-                          "come from): pass one in and use `.to(device)`")
+                self._add(call, Act.MOVE_UNREACHABLE, {})
             elif not self._index_ok(device, call, where):
-                self._add(call, "TM201", "`.cuda(<index>)` with a GPU index that the file's one device does not "
-                          "have: `.to()` a `torch.device` with that index")
+                self._add(call, Act.MOVE_OTHER_INDEX, {})
             else:
                 fix = self._to_fix(device.expr, by_keyword=id(call) in self.facts.storages)
-                self._add(call, "TM201", f"`.cuda()` becomes `.to({device.expr})`", fix,
-                          unsafe=unsafe, where=where, device=device)
-                if self._applies("TM201", where, unsafe):
+                self._add(call, Act.MOVE, {"device": device.expr}, fix, unsafe=unsafe, where=where, device=device)
+                if self._applies(Act.MOVE, where, unsafe):
                     fixed[id(call)] = (device.expr, device.condition)
         self._plan_guards(fixed)
 
@@ -858,11 +883,10 @@ class DevicePlan:
                 if moved and isinstance(self.facts.parents.get(id(guard)), _BLOCKS) and (
                         (orelse is None and all(kind == "move" for kind, _ in moved))
                         or (isinstance(orelse, cst.Else) and _block_transfers(orelse.body, "cpu") == moved)):
-                    self._add(guard, "TM201", f"the guard only moved values to `{expr}`, which is the CPU when "
-                              "the flag is false (`.to(cpu)` is `.cpu()`, a no-op on CPU values)", _unwrap_if)
+                    self._add(guard, Act.GUARD, {"device": expr}, _unwrap_if)
             elif _transfers(None, guard.body, "cuda") and (
                     _transfers(None, guard.body, "cuda") == _transfers(None, guard.orelse, "cpu")):
-                self._add(guard, "TM201", f"`x.cuda() if flag else x` is `x.to({expr})`",
+                self._add(guard, Act.GUARD_EXPRESSION, {"device": expr},
                           lambda node: node.body.with_changes(lpar=node.lpar, rpar=node.rpar))
 
     # -- constructors ----------------------------------------------------------------------
@@ -948,24 +972,23 @@ class DevicePlan:
 
     def _plan_constructors(self) -> None:
         for call, type_name, cuda, filled, where in self.facts.constructors:
-            code = "TM202" if cuda else "TM204"
             spelled = f"torch.cuda.{type_name}" if cuda else f"torch.{type_name}"
             form, unsafe = self._form(call, where, filled)
             if type_name == "Tensor" and form != "empty":
                 continue  # ``torch.Tensor(data)`` is still current API
             if form is None:
                 if not any(a.keyword is not None or a.star == "**" for a in call.args):
-                    self._add(call, code, f"`{spelled}(x)`: `x` may be a size or data (a numpy array shares "
-                              "memory with it): write `torch.empty(size, ...)` or `torch.tensor(data, dtype=...)`")
+                    self._add(call, Act.CUDA_CONSTRUCTOR_UNKNOWN if cuda else Act.CONSTRUCTOR_UNKNOWN,
+                              {"type": spelled})
                 continue
             device = self._find(where) if cuda else None
             if cuda and device is None:
-                self._add(call, code, f"`{spelled}(...)` where no `torch.device` is in scope")
+                self._add(call, Act.CUDA_CONSTRUCTOR_UNREACHABLE, {"type": spelled})
                 continue
-            message = f"`{spelled}(...)` becomes `torch.{form}(...)`" + (
-                " (unsafe: the argument is taken for a size since an in-place initialiser follows)" if unsafe else "")
-            self._add(call, code, message, self._constructor_fix(type_name, form, device and device.expr),
-                      unsafe=unsafe, where=where, device=device)
+            self._add(call, Act.CUDA_CONSTRUCTOR if cuda else Act.CONSTRUCTOR,
+                      {"type": spelled, "form": form, "initialised": "yes" if unsafe else ""},
+                      self._constructor_fix(type_name, form, device and device.expr), unsafe=unsafe, where=where,
+                      device=device)
 
     # -- .type(torch.cuda.X) and type selections ----------------------------------------------
     def _cuda_type(self, node: cst.CSTNode) -> Optional[str]:
@@ -980,7 +1003,7 @@ class DevicePlan:
                 continue
             device = self._find(where)
             if device is None:
-                self._add(call, "TM202", f"`.type(torch.cuda.{type_name})` where no `torch.device` is in scope")
+                self._add(call, Act.TYPE_CALL_UNREACHABLE, {"type": f"torch.cuda.{type_name}"})
                 continue
             dtype = f"{self.torch}.{TENSOR_TYPES[type_name]}"
             to = self._to_fix(device.expr, dtype)
@@ -990,8 +1013,8 @@ class DevicePlan:
                 self._forget(type_node)
                 return to(node)
 
-            self._add(call, "TM202", f"`.type(torch.cuda.{type_name})` becomes `.to({device.expr}, {dtype})`", fix,
-                      where=where, device=device)
+            self._add(call, Act.TYPE_CALL, {"type": f"torch.cuda.{type_name}", "device": device.expr, "dtype": dtype},
+                      fix, where=where, device=device)
 
     def _plan_selections(self) -> None:
         """Replace a type selection by dtype + device at every use, or say why it stays."""
@@ -1015,7 +1038,7 @@ class DevicePlan:
                 problem = f"its condition is not the one `{device.expr}` is built from"
             elif not isinstance(parent, _BLOCKS) or removable[id(parent)] < 1 or len(line.body) != 1:
                 problem = "the statement cannot be removed"
-            elif not all(self._applies("TM202", w) for w in [where] + [w for _, w in uses]):
+            elif not all(self._applies(Act.SELECTION, w) for w in [where] + [w for _, w in uses]):
                 problem = "a use is suppressed"
             else:
                 forms = []
@@ -1028,17 +1051,17 @@ class DevicePlan:
                     forms.append(form)
             spelled = f"torch.cuda.{type_name}"
             if problem is not None:
-                self._add(line, "TM202", f"type selection `{target} = {spelled} ...` kept: {problem}")
+                self._add(line, Act.SELECTION_KEPT, {"name": target, "type": spelled, "problem": problem})
                 continue
-            self._add(line, "TM202", f"type selection `{target}` replaced by its dtype and `{device.expr}`",
+            self._add(line, Act.SELECTION, {"name": target, "device": device.expr},
                       lambda node: cst.RemoveFromParent(), where=where, device=device)
             for (use, use_where), form in zip(uses, forms):
                 if form == "to":
                     dtype = f"{self.torch}.{TENSOR_TYPES[type_name]}"
-                    self._add(use, "TM202", f"`.type({target})` becomes `.to({device.expr}, {dtype})`",
+                    self._add(use, Act.TYPE_CALL, {"type": target, "device": device.expr, "dtype": dtype},
                               self._to_fix(device.expr, dtype), where=use_where, device=device)
                 else:
-                    self._add(use, "TM202", f"`{target}(...)` becomes `torch.{form}(...)`",
+                    self._add(use, Act.CUDA_CONSTRUCTOR, {"type": target, "form": form, "initialised": ""},
                               self._constructor_fix(type_name, form, device.expr), where=use_where, device=device)
 
     def _selection_uses(self, name: str) -> Optional[List[Tuple[cst.Call, _Where]]]:
@@ -1063,8 +1086,7 @@ class DevicePlan:
             if any("cuda" in code(guard.test).lower() or "gpu" in code(guard.test).lower()
                    for guard, _ in where.guards):
                 continue
-            self._add(line, "TM205", "a CUDA-only call raises on a CPU-only machine: guard it with "
-                      "`torch.cuda.is_available()`", self._guard_fix)
+            self._add(line, Act.CUDA_ONLY, {}, self._guard_fix)
 
     def _guard_fix(self, node: cst.SimpleStatementLine) -> cst.If:
         self._need_torch()
@@ -1093,11 +1115,16 @@ class DevicePlan:
             self._need_torch()
             return cst.FlattenSentinel([node, statement])
 
-        self._add(device.after, min(self.users), f"one device for the file: `{device.definition}`", fix)
+        self._add(device.after, Act.DEFINITION, {"definition": device.definition, "for": min(self.users)}, fix)
 
 
 def device_plan(ctx) -> "DevicePlan":
-    """The plan for the device codes selected for the file (``ctx.analysis(device_plan)``)."""
-    return DevicePlan(ctx, set(CODES) & ctx.codes)
+    """The plan for the file (``ctx.analysis(device_plan)``): which rule owns each ``Act`` comes from the
+    family's rules (their ``kinds``), which of them run from ``ctx.codes``."""
+    import codemods
+
+    rules = codemods.family_rules("device")
+    owners = {act: rule.code for rule in rules for act in getattr(rule, "kinds", ())}
+    return DevicePlan(ctx, {rule.code for rule in rules} & ctx.codes, owners)
 
 

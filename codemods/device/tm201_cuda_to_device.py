@@ -4,6 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from codemods.base import Example
+from codemods.device.analysis import Act
 from codemods.device.common import DefinesDevice
 
 
@@ -20,6 +21,16 @@ class CudaToDevice(DefinesDevice):
     summary = "`.cuda()` and `if args.cuda: x = x.cuda()` become one `torch.device` and `.to(device)`"
     triggers = (".cuda(",)
     min_torch = "0.4"  # ``torch.device``, ``.to(device)``, ``non_blocking=``
+    kinds = {
+        Act.MOVE: lambda d: f"`.cuda()` becomes `.to({d['device']})`",
+        Act.MOVE_UNREACHABLE: lambda d: "`.cuda()` where no `torch.device` is in scope (nor the flag it would come "
+                                        "from): pass one in and use `.to(device)`",
+        Act.MOVE_OTHER_INDEX: lambda d: "`.cuda(<index>)` with a GPU index that the file's one device does not "
+                                        "have: `.to()` a `torch.device` with that index",
+        Act.GUARD: lambda d: f"the guard only moved values to `{d['device']}`, which is the CPU when the flag is "
+                             "false (`.to(cpu)` is `.cpu()`, a no-op on CPU values)",
+        Act.GUARD_EXPRESSION: lambda d: f"`x.cuda() if flag else x` is `x.to({d['device']})`",
+    }
     changes = (
         Example(
             "import torch\nargs = parser.parse_args()\nargs.cuda = not args.no_cuda and torch.cuda.is_available()\n"

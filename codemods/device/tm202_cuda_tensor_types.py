@@ -4,8 +4,8 @@ from __future__ import annotations
 import libcst as cst
 
 from codemods.base import Example
-from codemods.device.analysis import TENSOR_TYPES
-from codemods.device.common import DefinesDevice
+from codemods.device.analysis import TENSOR_TYPES, Act
+from codemods.device.common import DefinesDevice, constructor_message, unknown_argument_message
 
 
 class CudaTensorTypes(DefinesDevice):
@@ -23,6 +23,15 @@ class CudaTensorTypes(DefinesDevice):
                "become dtype + device")
     triggers = tuple(f"cuda.{name}" for name in TENSOR_TYPES) + ("from torch.cuda import",)
     min_torch = "0.4"  # ``torch.empty``/``torch.tensor`` with ``device=``, ``.to(device, dtype)``
+    kinds = {
+        Act.CUDA_CONSTRUCTOR: constructor_message,
+        Act.CUDA_CONSTRUCTOR_UNKNOWN: unknown_argument_message,
+        Act.CUDA_CONSTRUCTOR_UNREACHABLE: lambda d: f"`{d['type']}(...)` where no `torch.device` is in scope",
+        Act.TYPE_CALL: lambda d: f"`.type({d['type']})` becomes `.to({d['device']}, {d['dtype']})`",
+        Act.TYPE_CALL_UNREACHABLE: lambda d: f"`.type({d['type']})` where no `torch.device` is in scope",
+        Act.SELECTION: lambda d: f"type selection `{d['name']}` replaced by its dtype and `{d['device']}`",
+        Act.SELECTION_KEPT: lambda d: f"type selection `{d['name']} = {d['type']} ...` kept: {d['problem']}",
+    }
     changes = (
         Example(
             "import torch\nnoise = torch.cuda.FloatTensor(16, 100).normal_(0, 1)\n"

@@ -4,7 +4,8 @@ from __future__ import annotations
 import libcst as cst
 
 from codemods.base import Example
-from codemods.device.common import DeviceRule
+from codemods.device.analysis import Act
+from codemods.device.common import DeviceRule, constructor_message, unknown_argument_message
 
 
 class LegacyConstructors(DeviceRule):
@@ -22,6 +23,10 @@ class LegacyConstructors(DeviceRule):
                "`torch.LongTensor([1, 2])` -> `torch.tensor([1, 2], dtype=torch.long)`")
     triggers = ("Tensor(",)
     min_torch = "0.4"  # ``torch.empty``, ``torch.tensor``
+    kinds = {
+        Act.CONSTRUCTOR: constructor_message,
+        Act.CONSTRUCTOR_UNKNOWN: unknown_argument_message,
+    }
     changes = (
         Example(
             "import torch\nbuf = torch.FloatTensor(2, 3).zero_()\nw = torch.FloatTensor([0.5, 1])\n"

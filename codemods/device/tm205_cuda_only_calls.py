@@ -4,6 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from codemods.base import Example
+from codemods.device.analysis import Act
 from codemods.device.common import DeviceRule
 
 
@@ -20,6 +21,10 @@ class CudaOnlyCalls(DeviceRule):
                "run only `if torch.cuda.is_available()`")
     triggers = ("set_device", "synchronize", "set_default_tensor_type")
     min_torch = "0.4"  # ``torch.cuda.is_available()`` guards (any torch)
+    kinds = {
+        Act.CUDA_ONLY: lambda d: "a CUDA-only call raises on a CPU-only machine: guard it with "
+                                 "`torch.cuda.is_available()`",
+    }
     changes = (
         Example(
             "import torch\ntorch.cuda.set_device(0)  # GPU 0\nstart = time.time()\ntorch.cuda.synchronize()\n",

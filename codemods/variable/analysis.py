@@ -20,6 +20,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tupl
 
 import libcst as cst
 
+from codemods.model import GradMode
 from codemods.model.scopes import COMPREHENSIONS
 from codemods.names import dotted
 from codemods.syntax import keep_comments
@@ -923,24 +924,9 @@ class _Planner:
         return ([], [(site, why)]) if why else ([region], [])
 
     def _under_no_grad(self, anc: tuple) -> bool:
-        for node in anc:
-            if isinstance(node, cst.With):
-                for item in node.items:
-                    call = item.item
-                    if isinstance(call, cst.Call) and self._no_grad_call(call):
-                        return True
-            elif isinstance(node, cst.FunctionDef):
-                for decorator in node.decorators:
-                    expr = decorator.decorator
-                    if (isinstance(expr, cst.Call) and self._no_grad_call(expr)) or self.ctx.qualname(expr) in torchapi.GRAD_OFF:
-                        return True
-        return False
-
-    def _no_grad_call(self, call: cst.Call) -> bool:
-        qualname = self.ctx.qualname(call.func)
-        if qualname in torchapi.GRAD_OFF:
-            return True
-        return qualname == "torch.set_grad_enabled" and bool(call.args) and _is_false(call.args[0].value)
+        """The site at the end of ``anc`` already runs with grad off (the model's grad-mode regions:
+        ``no_grad``, ``inference_mode``, ``set_grad_enabled(False)``, as ``with`` or decorator)."""
+        return self.ctx.model.grad_mode(anc[-1]) is GradMode.OFF
 
     def _returns(self, function: cst.FunctionDef, anc: tuple) -> bool:
         """Is the value at the end of ``anc`` returned by ``function`` (directly or through a name)?"""
