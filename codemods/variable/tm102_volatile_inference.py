@@ -79,9 +79,9 @@ class VolatileInference(VariableFamilyRule):
             "    return Variable(source[i:i + 2], volatile=evaluation)\n\ndef evaluate(source):\n"
             "    for i in range(0, 10, 2):\n        out = model(get_batch(source, i, evaluation=True))\n\n"
             "def train(source):\n    for i in range(0, 10, 2):\n        model(get_batch(source, i)).sum().backward()\n",
-            "import torch\n\ndef get_batch(source, i, evaluation=False):\n    return source[i:i + 2].detach()\n\n"
+            "import torch\n\ndef get_batch(source, i):\n    return source[i:i + 2].detach()\n\n"
             "def evaluate(source):\n    with torch.no_grad():\n        for i in range(0, 10, 2):\n"
-            "            out = model(get_batch(source, i, evaluation=True))\n\n"
+            "            out = model(get_batch(source, i))\n\n"
             "def train(source):\n    for i in range(0, 10, 2):\n        model(get_batch(source, i)).sum().backward()\n",
         ),
         Example(
