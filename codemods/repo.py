@@ -256,3 +256,10 @@ def index_files(paths: Iterable[Path]) -> RepoIndex:
 def view(path: Path) -> Optional[FileView]:
     """``path``'s view in the run's index, or ``None`` when no index was built (single-file use)."""
     return _CURRENT.view(path) if _CURRENT is not None else None
+
+
+def fingerprint(path: Path) -> bytes:
+    """What other files of the tree give ``path`` (for the cache key: a cached result of a file holds only
+    while that is unchanged); ``b""`` when nothing reaches it or no index was built."""
+    found = view(path)
+    return repr(sorted(found.reaching.items())).encode() if found is not None and found.reaching else b""

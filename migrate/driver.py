@@ -392,7 +392,7 @@ def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type
     except SourceError as error:
         result.error = f"{shown}:{error.line}:{error.col}: {error.message}"
         return result
-    result.digest = hashlib.sha1(source.raw).hexdigest()
+    result.digest = hashlib.sha1(source.raw + repo.fingerprint(real)).hexdigest()
     active = _trigger_filter(options.rules_for(shown, rules), source.text)
     # Python 2 is reported whatever the rules: a file none of them concerns costs a compile to know.
     legacy_python = python2.find_before_libcst(source.text) if active else python2.find(source.text)
@@ -569,7 +569,7 @@ def run(
         findings = None
         if cache is not None:
             try:
-                digest = hashlib.sha1(real.read_bytes()).hexdigest()
+                digest = hashlib.sha1(real.read_bytes() + repo.fingerprint(real)).hexdigest()
                 findings = cache.get(digest)
             except OSError:
                 pass  # reported by the worker that tries to read it

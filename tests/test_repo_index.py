@@ -139,3 +139,13 @@ def test_index_is_cheap(tmp_path):
     large = time.perf_counter() - started
     print(f"index: test data tree {small * 1000:.1f} ms, 400 files {large * 1000:.0f} ms")
     assert small < 0.5 and large < 5
+
+
+def test_cached_result_of_a_star_importer_follows_what_reaches_it(tmp_path):
+    """train.py does not change, but model.py starts to give it `Variable`: the cache must not answer."""
+    root = tree(tmp_path, {"model.py": "import torch\n", "train.py": TRAIN})
+    first = torch_migrate("check", ".", cwd=root)
+    assert "TM101" not in first.stdout  # `Variable` is not known to be torch's
+    (root / "model.py").write_text(MODEL)
+    second = torch_migrate("check", ".", cwd=root)
+    assert "train.py" in second.stdout and "TM101" in second.stdout

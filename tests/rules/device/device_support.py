@@ -9,7 +9,6 @@ import ast
 import textwrap
 import warnings
 
-import pytest
 import torch
 
 import codemods

@@ -1,14 +1,12 @@
 """The device family with the other families: `async=`, all rules together, a GPU placement check, byte identity."""
-import ast
 import textwrap
-import warnings
 
 import pytest
 import torch
 
 import codemods
 from codemods.engine import run_rules
-from device_support import FAMILY, RULES, TENSOR_TYPES, applied, diagnostics, execute, migrate
+from device_support import applied, execute, migrate
 
 
 # -- with the other families --------------------------------------------------------------------

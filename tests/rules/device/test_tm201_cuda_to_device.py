@@ -1,14 +1,9 @@
 """TM201: `.cuda()` becomes `.to(device)` with one `torch.device` from the script's flag (whole scripts)."""
-import ast
-import textwrap
-import warnings
 
 import pytest
 import torch
 
-import codemods
-from codemods.engine import run_rules
-from device_support import FAMILY, RULES, TENSOR_TYPES, applied, diagnostics, execute, migrate
+from device_support import applied, diagnostics, execute, migrate
 
 
 # -- whole scripts -----------------------------------------------------------------------

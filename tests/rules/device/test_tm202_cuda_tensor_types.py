@@ -1,14 +1,10 @@
 """TM202: `torch.cuda.X` tensor types and type selections become dtype + device."""
-import ast
 import textwrap
-import warnings
 
 import pytest
 import torch
 
-import codemods
-from codemods.engine import run_rules
-from device_support import FAMILY, RULES, TENSOR_TYPES, applied, diagnostics, execute, migrate
+from device_support import diagnostics, execute, migrate
 
 
 # -- torch.cuda types ------------------------------------------------------------------------

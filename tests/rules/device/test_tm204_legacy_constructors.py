@@ -1,14 +1,9 @@
 """TM204: legacy constructors become `torch.empty` / `torch.tensor`, compared with the legacy ones on real torch."""
-import ast
-import textwrap
-import warnings
 
 import pytest
 import torch
 
-import codemods
-from codemods.engine import run_rules
-from device_support import FAMILY, RULES, TENSOR_TYPES, applied, diagnostics, execute, migrate
+from device_support import TENSOR_TYPES, diagnostics, execute, migrate
 
 
 # -- legacy constructors: same dtype and values as the legacy call on the CPU ------------------

@@ -1,14 +1,8 @@
 """TM205: CUDA-only calls are guarded."""
-import ast
-import textwrap
-import warnings
 
 import pytest
-import torch
 
-import codemods
-from codemods.engine import run_rules
-from device_support import FAMILY, RULES, TENSOR_TYPES, applied, diagnostics, execute, migrate
+from device_support import execute, migrate
 
 
 # -- CUDA-only calls ----------------------------------------------------------------------------

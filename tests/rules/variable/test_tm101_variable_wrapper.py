@@ -1,7 +1,5 @@
 """TM101: `Variable(x)` becomes `x`, `x.detach()` or exact `requires_grad` code; the spellings of real 0.3 code."""
-import ast
 import textwrap
-import warnings
 
 import pytest
 import torch
@@ -9,9 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import codemods
-from codemods.engine import run_rules
-from variable_support import (HEADER, RULES, SAMPLES, codes, execute, idempotent, legacy, migrate,
-                              rewrite_line)
+from variable_support import HEADER, codes, execute, idempotent, legacy, migrate, rewrite_line
 
 
 # -- TM101: when is the argument free of history? -------------------------------------------------

@@ -1,17 +1,10 @@
 """TM102: `volatile=True` becomes a `torch.no_grad()` region; helpers' volatile flags."""
-import ast
 import textwrap
-import warnings
 
 import pytest
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-import codemods
-from codemods.engine import run_rules
-from variable_support import (HEADER, RULES, SAMPLES, codes, execute, idempotent, legacy, migrate,
-                              rewrite_line)
+from variable_support import HEADER, RULES, codes, execute, idempotent, legacy, migrate
 
 
 def test_selecting_tm101_alone_leaves_volatile_calls_to_tm102():

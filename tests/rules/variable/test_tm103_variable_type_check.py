@@ -1,17 +1,9 @@
 """TM103: `Variable` in type checks becomes `torch.Tensor`."""
-import ast
 import textwrap
-import warnings
 
 import pytest
-import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-import codemods
-from codemods.engine import run_rules
-from variable_support import (HEADER, RULES, SAMPLES, codes, execute, idempotent, legacy, migrate,
-                              rewrite_line)
+from variable_support import legacy, migrate, rewrite_line
 
 
 # -- TM103 ------------------------------------------------------------------------------------------

@@ -1,17 +1,11 @@
 """The variable family as a whole: legacy and migrated code run with real torch, composition with other families, samples."""
 import ast
-import textwrap
-import warnings
 
 import pytest
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import codemods
-from codemods.engine import run_rules
-from variable_support import (HEADER, RULES, SAMPLES, codes, execute, idempotent, legacy, migrate,
-                              rewrite_line)
+from variable_support import HEADER, SAMPLES, execute, idempotent, legacy, migrate
 
 
 # -- behaviour: legacy and migrated code on real torch -----------------------------------------------

@@ -11,10 +11,7 @@ import textwrap
 import warnings
 from pathlib import Path
 
-import pytest
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import codemods
 from codemods.engine import run_rules
