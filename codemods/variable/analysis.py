@@ -20,7 +20,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tupl
 
 import libcst as cst
 
-from codemods.model import GradMode
+from codemods.model import Binding, BindingKind, GradMode, Scope
 from codemods.model.scopes import COMPREHENSIONS
 from codemods.names import dotted
 from codemods.syntax import keep_comments
@@ -147,47 +147,16 @@ def _docstring_count(body: Sequence[cst.BaseStatement]) -> int:
 # -- scopes and bindings ----------------------------------------------------------------------
 @dataclass(frozen=True)
 class _Binding:
-    """``kind``: "value"/"unpack" (an assigned expression), "iter" (a loop target over ``value``), "def", "unknown".
-
-    ``index`` is the top-level statement of the scope's body that holds the binding (-1 for parameters, None
-    where statements have no order); ``killing`` bindings (plain top-level assignments) hide every earlier one.
-    """
+    """A model binding (``codemods.model.Binding``) as the family reads it: ``kind`` "value"/"unpack" (an
+    assigned expression), "iter" (a loop target over ``value``), "def", "unknown"; ``index``: the top-level
+    statement of its scope's body that holds it (None where statements have no order); ``killing`` (a plain
+    top-level assignment) hides every earlier binding from later uses."""
 
     kind: str
     value: Optional[cst.CSTNode]
-    scope: "_Scope"
+    scope: Scope
     index: Optional[int] = None
     killing: bool = False
-
-
-@dataclass
-class _Scope:
-    node: cst.CSTNode
-    parent: Optional["_Scope"]
-    bindings: Dict[str, List[_Binding]] = field(default_factory=dict)
-    opaque: Set[str] = field(default_factory=set)  # global/nonlocal: bound elsewhere
-    order: Optional[Dict[int, int]] = None  # id(top-level statement) -> index
-
-    def bind(self, name: str, kind: str, value: Optional[cst.CSTNode], index: Optional[int] = None,
-             killing: bool = False) -> None:
-        self.bindings.setdefault(name, []).append(_Binding(kind, value, self, index, killing))
-
-    def position(self, ancestors: Sequence[cst.CSTNode]) -> Optional[int]:
-        """Index of the top-level statement of this scope's body that holds the end of ``ancestors``."""
-        node = self.node
-        if isinstance(node, cst.Module):
-            body, offset = node.body, 1
-        elif isinstance(node, cst.FunctionDef) and isinstance(node.body, cst.IndentedBlock):
-            body, offset = node.body.body, 2
-        else:
-            return None
-        if self.order is None:
-            self.order = {id(statement): index for index, statement in enumerate(body)}
-        for depth in range(len(ancestors) - 1, -1, -1):
-            if ancestors[depth] is node:
-                top = ancestors[depth + offset] if depth + offset < len(ancestors) else None
-                return self.order.get(id(top))
-        return None
 
 
 def _scope_index(ancestors: Sequence[cst.CSTNode], functions_only: bool = False) -> int:
@@ -267,49 +236,77 @@ class VariableFacts:
     def __init__(self, ctx) -> None:
         self.ctx = ctx
         self.feeder: Optional[Rule] = None  # the one rule of the family that collects during the traversal
-        self.scopes: Dict[int, _Scope] = {}
+        self.model = ctx.model
+        self._orders: Dict[int, Dict[int, int]] = {}  # id(scope node) -> id(top-level statement) -> index
+        self._converted: Dict[Tuple[int, str], List[_Binding]] = {}
         self.variable_calls: List[_Call] = []
         self.variable_refs: List[Tuple[cst.CSTNode, tuple]] = []
         self.calls: List[Tuple[cst.Call, tuple]] = []
         self.backward: List[tuple] = []
         self.yields: List[tuple] = []
         self.volatile_calls: List[Tuple[cst.Call, tuple, cst.BaseExpression]] = []  # helpers given `volatile=`
-        # id(function) -> its returned expressions with their top-level statement index; generator functions
-        self.returns: Dict[int, List[Tuple[cst.BaseExpression, Optional[int]]]] = {}
-        self.generators: Set[int] = set()
+        self.generators: Set[int] = set()  # id(function) of generator functions
         self.memo: Dict[tuple, bool] = {}
         self._items: Optional[List[Fact]] = None
 
     # ---- collection (called from the rules' handlers) ----
-    def scope(self, ancestors: Sequence[cst.CSTNode], functions_only: bool = False) -> _Scope:
-        index = _scope_index(ancestors, functions_only)
-        node = ancestors[index]
-        scope = self.scopes.get(id(node))
-        if scope is None:
-            parent = self.scope(ancestors[:index + 1]) if index else None
-            scope = self.scopes[id(node)] = _Scope(node, parent)
-        return scope
+    def scope(self, ancestors: Sequence[cst.CSTNode]) -> Scope:
+        """The model's scope of the node at the end of ``ancestors``."""
+        return self.model.scope_of(ancestors[-1])
 
-    def bind_target(self, scope: _Scope, target: cst.CSTNode, kind: str, value: Optional[cst.CSTNode],
-                    ancestors: Sequence[cst.CSTNode] = (), killing: bool = False) -> None:
-        """Bind the names of ``target``; a plain assignment at the top of its scope's body is ``killing``."""
-        if isinstance(target, cst.Name):
-            top_level = len(ancestors) >= 3 and isinstance(ancestors[-2], cst.SimpleStatementLine) and (
-                ancestors[-3] is scope.node or len(ancestors) >= 4 and isinstance(ancestors[-3], cst.IndentedBlock)
-                and ancestors[-4] is scope.node)
-            scope.bind(target.value, kind, value, scope.position(ancestors), killing and top_level)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            values = value.elements if kind == "value" and isinstance(value, (cst.Tuple, cst.List)) else None
-            pairwise = values is not None and len(values) == len(target.elements) and not any(
-                isinstance(e, cst.StarredElement) for e in (*values, *target.elements))
-            for index, element in enumerate(target.elements):
-                if pairwise:
-                    self.bind_target(scope, element.value, "value", values[index].value, ancestors, killing)
-                else:
-                    self.bind_target(scope, element.value, kind if kind in ("iter", "unknown") else "unpack",
-                                     value, ancestors, killing)
-        elif isinstance(target, cst.StarredElement):
-            self.bind_target(scope, target.value, "unknown", None, ancestors)
+    def position(self, scope: Scope, ancestors: Sequence[cst.CSTNode]) -> Optional[int]:
+        """Index of the top-level statement of ``scope``'s body (a module or a function) that holds the end of
+        ``ancestors``."""
+        node = scope.node
+        if type(node) is cst.Module:
+            body, offset = node.body, 1
+        elif type(node) is cst.FunctionDef and type(node.body) is cst.IndentedBlock:
+            body, offset = node.body.body, 2
+        else:
+            return None
+        order = self._orders.get(id(node))
+        if order is None:
+            order = self._orders[id(node)] = {id(statement): index for index, statement in enumerate(body)}
+        for depth in range(len(ancestors) - 1, -1, -1):
+            if ancestors[depth] is node:
+                top = ancestors[depth + offset] if depth + offset < len(ancestors) else None
+                return order.get(id(top))
+        return None
+
+    def _bindings(self, scope: Scope, name: str) -> List[_Binding]:
+        key = (id(scope), name)
+        found = self._converted.get(key)
+        if found is None:
+            found = self._converted[key] = [self._convert(b, scope) for b in scope.bindings.get(name, ())]
+        return found
+
+    def _convert(self, binding: Binding, scope: Scope) -> _Binding:
+        kind, value = binding.kind, binding.value
+        if kind in (BindingKind.ASSIGN, BindingKind.WALRUS):
+            family_kind = "value"
+        elif kind is BindingKind.UNPACK:
+            family_kind = "unpack"
+            if binding.index is not None and type(value) in (cst.Tuple, cst.List) and not any(
+                    type(e) is cst.StarredElement for e in value.elements):
+                target = binding.node.targets[0].target if type(binding.node) is cst.Assign else None
+                if type(target) in (cst.Tuple, cst.List) and len(target.elements) == len(value.elements):
+                    family_kind, value = "value", value.elements[binding.index].value  # ``a, b = x, y``
+        elif kind is BindingKind.AUGMENTED:
+            family_kind, value = "value", value.value
+        elif kind is BindingKind.FOR:
+            family_kind = "iter"
+        elif kind is BindingKind.FUNCTION:
+            family_kind, value = "def", binding.node
+        else:  # parameters, with/except targets, imports, classes, del
+            family_kind, value = "unknown", None
+        ancestors = [*reversed(self.model.ancestors(binding.node)), binding.node]
+        index = self.position(scope, ancestors)
+        killing = (kind is BindingKind.ASSIGN and type(binding.node) in (cst.Assign, cst.AnnAssign)
+                   and index is not None and ancestors[-2] is not None and type(ancestors[-2]) is cst.SimpleStatementLine
+                   and len(ancestors) >= 3 and any(ancestors[-3] is n for n in (scope.node, getattr(scope.node, "body", None))))
+        if kind is BindingKind.PARAMETER:
+            index = -1
+        return _Binding(family_kind, value, scope, index, killing)
 
     def collect_call(self, node: cst.Call, ancestors: tuple) -> None:
         func = node.func
@@ -352,33 +349,26 @@ class VariableFacts:
         return call
 
     # ---- "has no autograd history" ----
-    def lookup(self, name: str, scope: _Scope, at: Optional[int] = None) -> Optional[List[_Binding]]:
-        """The bindings of ``name`` that may reach a use in ``scope`` at top-level statement ``at``.
+    def lookup(self, name: str, scope: Scope, at: Optional[int] = None) -> Optional[List[_Binding]]:
+        """The bindings of ``name`` (the model's) that may reach a use in ``scope`` at top-level statement ``at``;
+        ``None`` when the file does not bind it.
 
         Flow-insensitive, except that the last plain top-level assignment before the use's statement hides
         the earlier bindings (``def f(state): state = torch.from_numpy(state); ... Variable(state)``).
         """
-        current: Optional[_Scope] = scope
-        first = True
-        while current is not None:
-            if isinstance(current.node, cst.ClassDef) and not first:
-                current = current.parent
-                continue
-            if name in current.opaque:
-                return None
-            if name in current.bindings:
-                bindings = current.bindings[name]
-                if not first or at is None:
-                    return bindings
-                before = [b for b in bindings if b.killing and b.index < at]
-                if not before:
-                    return bindings
-                last = max(before, key=lambda b: b.index).index
-                return [b for b in bindings if b.index is None or last <= b.index <= at]
-            current, first = current.parent, False
-        return None
+        found, raw = self.model.lookup(name, scope)
+        if found is None:
+            return None
+        bindings = self._bindings(found, name)
+        if found is not scope or at is None:
+            return bindings
+        before = [b for b in bindings if b.killing and b.index is not None and b.index < at]
+        if not before:
+            return bindings
+        last = max(before, key=lambda b: b.index).index
+        return [b for b in bindings if b.index is None or last <= b.index <= at]
 
-    def _name(self, mode: str, name: str, scope: _Scope, at: Optional[int]) -> bool:
+    def _name(self, mode: str, name: str, scope: Scope, at: Optional[int]) -> bool:
         bindings = self.lookup(name, scope, at)
         if not bindings:
             return False
@@ -400,7 +390,7 @@ class VariableFacts:
             return self.yields_data(value, where, at)
         return self.is_data(value, where, at)
 
-    def is_data(self, expr: cst.CSTNode, scope: _Scope, at: Optional[int] = None) -> bool:
+    def is_data(self, expr: cst.CSTNode, scope: Scope, at: Optional[int] = None) -> bool:
         """True when ``expr`` provably evaluates to something without autograd history."""
         if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
                              cst.FormattedString)):
@@ -435,11 +425,11 @@ class VariableFacts:
             return self._call_is_data(expr, scope, at)
         return False
 
-    def _args_data(self, call: cst.Call, scope: _Scope, at: Optional[int], skip: Tuple[str, ...] = ()) -> bool:
+    def _args_data(self, call: cst.Call, scope: Scope, at: Optional[int], skip: Tuple[str, ...] = ()) -> bool:
         return all(not arg.star and (arg.keyword is not None and arg.keyword.value in skip
                                      or self.is_data(arg.value, scope, at)) for arg in call.args)
 
-    def _call_is_data(self, call: cst.Call, scope: _Scope, at: Optional[int] = None) -> bool:
+    def _call_is_data(self, call: cst.Call, scope: Scope, at: Optional[int] = None) -> bool:
         func = call.func
         qualname = self.ctx.qualname(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         if qualname is not None:
@@ -487,13 +477,14 @@ class VariableFacts:
         key = ("returns", id(function))
         if key not in self.memo:
             self.memo[key] = False  # recursion proves nothing
-            returns = self.returns.get(id(function), ())
-            scope = self.scopes.get(id(function))
-            self.memo[key] = bool(returns) and scope is not None and id(function) not in self.generators and all(
+            scope = self.model.scope_of_definition(function)
+            returns = [(value, self.position(scope, [*reversed(self.model.ancestors(value)), value]))
+                       for value in scope.returns]
+            self.memo[key] = bool(returns) and id(function) not in self.generators and all(
                 self.is_data(value, scope, at) for value, at in returns)
         return self.memo[key]
 
-    def is_tensor_type(self, expr: cst.CSTNode, scope: _Scope, at: Optional[int] = None) -> bool:
+    def is_tensor_type(self, expr: cst.CSTNode, scope: Scope, at: Optional[int] = None) -> bool:
         """``torch.FloatTensor``, ``torch.cuda.FloatTensor``, or a name bound only to such types."""
         if isinstance(expr, cst.IfExp):
             return self.is_tensor_type(expr.body, scope, at) and self.is_tensor_type(expr.orelse, scope, at)
@@ -505,7 +496,7 @@ class VariableFacts:
                                           for b in bindings)
         return False
 
-    def yields_data(self, expr: cst.CSTNode, scope: _Scope, at: Optional[int] = None) -> bool:
+    def yields_data(self, expr: cst.CSTNode, scope: Scope, at: Optional[int] = None) -> bool:
         """True when iterating ``expr`` yields data (a loader, ``enumerate(loader)``, a data tensor...)."""
         if isinstance(expr, cst.Call) and isinstance(expr.func, (cst.Name, cst.Attribute)):
             name = dotted(expr.func) or ""
@@ -526,7 +517,7 @@ class VariableFacts:
                 return True
         return self.is_data(expr, scope, at)
 
-    def is_fresh(self, expr: cst.CSTNode, scope: _Scope, at: Optional[int] = None) -> bool:
+    def is_fresh(self, expr: cst.CSTNode, scope: Scope, at: Optional[int] = None) -> bool:
         """A new tensor without history that nothing else refers to (``requires_grad_()`` on it is exact)."""
         if not isinstance(expr, cst.Call):
             return False
@@ -613,13 +604,13 @@ class _Planner:
         return self.items
 
     # ---- TM101: one call ----
-    def _scope(self, call: _Call) -> _Scope:
+    def _scope(self, call: _Call) -> Scope:
         return self.facts.scope(call.ancestors)
 
     def _strategy(self, call: _Call) -> str:
         """How ``Variable(x, ...)`` becomes plain tensor code."""
         scope = self._scope(call)
-        at = scope.position(call.ancestors)
+        at = self.facts.position(scope, call.ancestors)
         value = call.data.value
         wants_grad = call.requires_grad is not None and not _is_false(call.requires_grad.value)
         data = self.facts.is_data(value, scope, at)
@@ -783,7 +774,7 @@ class _Planner:
         if any(type(n) in (cst.FunctionDef, cst.Lambda) for n in anc[1:]) and region.kind == "range":
             return False
         if region.kind == "range":
-            index = self.facts.scope(anc[:1]).position(anc)
+            index = self.facts.position(self.ctx.model.module_scope, anc)
             return index is not None and region.start <= index <= region.end
         position = anc.index(region.node) if region.node in anc else -1
         return position >= 0 and not any(type(n) in (cst.FunctionDef, cst.Lambda) for n in anc[position + 1:])
@@ -935,7 +926,8 @@ class _Planner:
             if isinstance(node, cst.Return):
                 return True
             if isinstance(node, cst.Assign):
-                returned = {name for value, _ in self.facts.returns.get(id(function), ()) for name in _names_in(value)}
+                returns = self.ctx.model.scope_of_definition(function).returns
+                returned = {name for value in returns for name in _names_in(value)}
                 return any(n.value in returned for t in node.targets for n in _target_names(t.target))
         return False
 
@@ -985,7 +977,7 @@ class _Planner:
 
     def _in_region(self, region: _Region, anc: tuple) -> bool:
         if region.kind == "range":
-            index = self.facts.scope(anc[:1]).position(anc)
+            index = self.facts.position(self.ctx.model.module_scope, anc)
             return index is not None and region.start <= index <= region.end and not any(
                 isinstance(n, (cst.FunctionDef, cst.ClassDef)) for n in anc[1:])
         return region.node in anc
@@ -1009,7 +1001,7 @@ class _Planner:
         """Module level: the statement with the site and every later statement that uses what it computes."""
         module = anc[0]
         body = module.body
-        start = self.facts.scope(anc[:1]).position(anc)
+        start = self.facts.position(self.ctx.model.module_scope, anc)
         if start not in self._ranges:
             tainted = set(_bound_in(body[start]))
             end = start
