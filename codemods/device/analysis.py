@@ -18,7 +18,7 @@ import libcst as cst
 from codemods.base import SUPPRESSION
 from codemods.names import dotted
 from codemods.syntax import TIGHT_EQUAL, code, keyword, string
-from codemods.walk import children
+from codemods.walk import children, parent
 from codemods import torchapi
 from codemods.torchapi import IN_PLACE_INITIALISERS
 
@@ -194,12 +194,10 @@ class _Facts(_Walker):
         self.bindings: Dict[Tuple[int, str], List[_Binding]] = {}
         self.globals: Dict[int, Set[str]] = {}
         self.scopes: Dict[int, cst.CSTNode] = {}
-        self.owners: Dict[int, cst.ClassDef] = {}  # method -> its class
         self.flags: List[Tuple[str, _Binding, cst.CSTNode]] = []  # ``x = ... torch.cuda.is_available() ...``
         self.devices: List[Tuple[str, _Binding, cst.CSTNode]] = []  # ``x = torch.device(...)``
         self.device_params: List[cst.FunctionDef] = []
         self.selections: List[Tuple[str, str, Optional[cst.CSTNode], cst.SimpleStatementLine, _Where]] = []
-        self.parents: Dict[int, cst.CSTNode] = {}  # statement -> its block
         self.names: Set[str] = set()
         self.attributes: Set[str] = set()
         self.options: Set[str] = set()  # argparse dests ...
@@ -283,8 +281,6 @@ class _Facts(_Walker):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._bind(node.name, "other", scope=self._scope(skip=1))
-        if len(self.stack) > 2 and isinstance(self.stack[-3], cst.ClassDef):
-            self.owners[id(node)] = self.stack[-3]
         self.defines_cuda = self.defines_cuda or node.name.value == "cuda"
         self._params(node.params, node)
 
@@ -314,11 +310,7 @@ class _Facts(_Walker):
             self.attributes.add(name)
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self.parents[id(node)] = self.stack[-2]
         self.starts[id(node)] = self.count
-
-    def visit_If(self, node: cst.If) -> None:
-        self.parents[id(node)] = self.stack[-2]
 
     # -- sites ------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -405,6 +397,13 @@ class _Facts(_Walker):
         if test is not None and self.qualname(value.orelse) != f"torch.{last}":
             return
         self.selections.append((target, last, test, line, self.where()))
+
+
+def _class_of(node: cst.CSTNode) -> Optional[cst.ClassDef]:
+    """The class whose method ``node`` is (its body's statement), else ``None``."""
+    block = parent(node) if type(node) is cst.FunctionDef else None
+    owner = parent(block) if block is not None else None
+    return owner if type(owner) is cst.ClassDef else None
 
 
 def _is_plain(node: cst.CSTNode) -> bool:
@@ -604,9 +603,9 @@ class DevicePlan:
                 return device.root is not None and (bool(bindings) or declared_global)
             if bindings and name not in self.facts.globals.get(id(scope), ()):
                 # the object that carries the flag, passed in (``def train(args)``); ``self`` of the same class
-                owner = self.facts.owners.get(id(device.scope))
+                owner = _class_of(device.scope)
                 return device.root is not None and all(b.kind == "param" for b in bindings) and (
-                    owner is None or self.facts.owners.get(id(scope)) is owner)
+                    owner is None or _class_of(scope) is owner)
         return False
 
     def _find(self, where: _Where) -> Optional[_Device]:
@@ -880,7 +879,7 @@ class DevicePlan:
             if isinstance(guard, cst.If):
                 moved = _block_transfers(guard.body, "cuda")
                 orelse = guard.orelse
-                if moved and isinstance(self.facts.parents.get(id(guard)), _BLOCKS) and (
+                if moved and isinstance(parent(guard), _BLOCKS) and (
                         (orelse is None and all(kind == "move" for kind, _ in moved))
                         or (isinstance(orelse, cst.Else) and _block_transfers(orelse.body, "cpu") == moved)):
                     self._add(guard, Act.GUARD, {"device": expr}, _unwrap_if)
@@ -1020,13 +1019,13 @@ class DevicePlan:
         """Replace a type selection by dtype + device at every use, or say why it stays."""
         removable: Dict[int, int] = {}  # block -> statements left when its selections go
         for _, _, _, line, _ in self.facts.selections:
-            parent = self.facts.parents.get(id(line))
-            removable[id(parent)] = removable.get(id(parent), len(getattr(parent, "body", ()))) - 1
+            block = parent(line)
+            removable[id(block)] = removable.get(id(block), len(getattr(block, "body", ()))) - 1
         for target, type_name, test, line, where in self.facts.selections:
             uses = self._selection_uses(target)
             device = self._find(where) or (self._find(uses[0][1]) if uses else None)
             problem = None
-            parent = self.facts.parents.get(id(line))
+            block = parent(line)
             if sum(name == target for _, name in self.facts.bindings) != 1 or len(
                     self._bound(where.chain[0], target)) != 1:
                 problem = f"`{target}` is bound more than once"
@@ -1036,7 +1035,7 @@ class DevicePlan:
                 problem = "no `torch.device` is in scope"
             elif test is not None and _condition(test) != device.condition:
                 problem = f"its condition is not the one `{device.expr}` is built from"
-            elif not isinstance(parent, _BLOCKS) or removable[id(parent)] < 1 or len(line.body) != 1:
+            elif not isinstance(block, _BLOCKS) or removable[id(block)] < 1 or len(line.body) != 1:
                 problem = "the statement cannot be removed"
             elif not all(self._applies(Act.SELECTION, w) for w in [where] + [w for _, w in uses]):
                 problem = "a use is suppressed"
