@@ -242,24 +242,34 @@ class RepoIndex:
         return any(reader.reads(name) or self._kept(reader, name, seen) for reader in module.star_readers)
 
 
+_PATHS: Optional[List[Path]] = None  # the run's files, indexed on first need
 _CURRENT: Optional[RepoIndex] = None
 
 
-def index_files(paths: Iterable[Path]) -> RepoIndex:
-    """Build the index of the files a run rewrites and make it the one ``view`` answers from (the driver
-    calls this once per run, before any worker starts)."""
+def index_files(paths: Iterable[Path]) -> None:
+    """The files of the run (the driver calls this once per run, before any worker starts). The index is built
+    on first need in each process that asks, so a run the cache serves entirely does not pay for it."""
+    global _PATHS, _CURRENT
+    _PATHS, _CURRENT = list(paths), None
+
+
+def _index() -> Optional[RepoIndex]:
     global _CURRENT
-    _CURRENT = RepoIndex(paths)
+    if _CURRENT is None and _PATHS is not None:
+        _CURRENT = RepoIndex(_PATHS)
     return _CURRENT
 
 
 def view(path: Path) -> Optional[FileView]:
-    """``path``'s view in the run's index, or ``None`` when no index was built (single-file use)."""
-    return _CURRENT.view(path) if _CURRENT is not None else None
+    """``path``'s view in the run's index, or ``None`` when no run declared its files (single-file use)."""
+    index = _index()
+    return index.view(path) if index is not None else None
 
 
-def fingerprint(path: Path) -> bytes:
-    """What other files of the tree give ``path`` (for the cache key: a cached result of a file holds only
-    while that is unchanged); ``b""`` when nothing reaches it or no index was built."""
+def fingerprint(path: Path, data: bytes) -> bytes:
+    """What other files of the tree give ``path`` through star imports (part of the cache key: a cached result
+    holds only while that is unchanged); ``b""`` for a file without a star import (no index is built for it)."""
+    if b"import *" not in data and b"import  *" not in data:
+        return b""
     found = view(path)
     return repr(sorted(found.reaching.items())).encode() if found is not None and found.reaching else b""

@@ -393,7 +393,7 @@ def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type
     except SourceError as error:
         result.error = f"{shown}:{error.line}:{error.col}: {error.message}"
         return result
-    result.digest = hashlib.sha1(source.raw + repo.fingerprint(real)).hexdigest()
+    result.digest = hashlib.sha1(source.raw + repo.fingerprint(real, source.raw)).hexdigest()
     if is_command_file(shown.name) and shown.suffix not in (".py", ".ipynb"):
         return _process_commands(shown, real, source, options, _trigger_filter(options.rules_for(shown, rules),
                                                                                source.text), result)
@@ -606,7 +606,8 @@ def run(
         findings = None
         if cache is not None:
             try:
-                digest = hashlib.sha1(real.read_bytes() + repo.fingerprint(real)).hexdigest()
+                data = real.read_bytes()
+                digest = hashlib.sha1(data + repo.fingerprint(real, data)).hexdigest()
                 findings = cache.get(digest)
             except OSError:
                 pass  # reported by the worker that tries to read it
