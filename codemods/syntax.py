@@ -130,3 +130,15 @@ def calls_in(node: cst.CSTNode, predicate) -> list:
     """The calls under ``node`` (source order, ``node`` included) for which ``predicate`` holds."""
     from codemods.walk import walk
     return [n for n in walk(node) if type(n) is cst.Call and predicate(n)]
+
+
+def keep_comments(call: cst.Call, arg: cst.Arg, replacement: cst.BaseExpression) -> cst.BaseExpression:
+    """``replacement`` for a wrapper ``call`` that goes, keeping ``arg``'s value: where the call's line breaks
+    around ``arg`` hold a comment (``Variable(\\n    batch,   # the input\\n)``), parentheses take them over, so
+    that the comment stays where it was."""
+    before = call.whitespace_before_args
+    after = arg.comma.whitespace_after if type(arg.comma) is cst.Comma else arg.whitespace_after_arg
+    if "#" not in code(before) + code(after):
+        return replacement
+    return replacement.with_changes(lpar=[cst.LeftParen(whitespace_after=before), *replacement.lpar],
+                                    rpar=[*replacement.rpar, cst.RightParen(whitespace_before=after)])
