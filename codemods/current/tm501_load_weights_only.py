@@ -9,7 +9,10 @@ from codemods import torchapi
 from codemods.base import Example, Rule
 from codemods.current.analysis import Evaluator, Saved, has_keyword
 from codemods.names import dotted
-from codemods.syntax import append_argument, argument, calls_in, code, enclosing_statement, keyword, method_name
+from codemods.syntax import (append_argument, argument, calls_in, code, enclosing_statement, keyword, method_name,
+                             string)
+
+SAFE_SAVES = frozenset({"state_dict", "item", "tolist"})  # what another file may save that weights_only loads
 
 
 class LoadWeightsOnly(Rule):
@@ -21,7 +24,9 @@ class LoadWeightsOnly(Rule):
     left alone; a file this file writes with a state dict, tensors or plain values loads as it is; any other
     load is reported, never weakened silently. "Writes the same path": the same expression, variable,
     normalized string literal, argparse default (``args.save`` with ``default='model.pt'``) or ``open(...)``
-    target. ``weights_only=`` needs torch 1.13."""
+    target. A literal path no ``torch.save`` of this file writes is looked up in the repository index: a data
+    script of the tree that does ``torch.save(numpy_array, open('traindata.pt', 'wb'))`` counts as a writer
+    (anything but a state dict or plain value keeps full unpickling). ``weights_only=`` needs torch 1.13."""
 
     code = "TM501"
     min_torch = "1.13"
@@ -78,6 +83,11 @@ class LoadWeightsOnly(Rule):
             if kind is Saved.SAFE:
                 return
             reason = f"this file writes it with `torch.save({code(saved)})`" if saved is not None else None
+            if kind is Saved.NONE:
+                found = self._written_elsewhere(node)
+                if found == "":
+                    return  # another file of the tree writes a state dict or plain values there
+                reason = found
         if reason is None:
             self.report(node, "`torch.load` loads weights only by default since PyTorch 2.6: a file holding a "
                               "whole model, an optimizer, an argparse Namespace or numpy values now fails to load",
@@ -126,6 +136,23 @@ class LoadWeightsOnly(Rule):
             if best[0] is Saved.NONE or kind.value > best[0].value:
                 best = (kind, obj.value)
         return best
+
+    def _written_elsewhere(self, node: cst.Call) -> Optional[str]:
+        """Why another file of the repository that ``torch.save``s to this literal path needs full unpickling
+        (``""``: it writes only state dicts or plain values; ``None``: no file of the tree writes it)."""
+        path = argument(node, "f", 0).value
+        if type(path) is cst.Call and dotted(path.func) == "open" and path.args:
+            path = path.args[0].value
+        literal = string(path)
+        writers = self.ctx.repo.writers(literal) if literal and self.ctx.repo is not None else []
+        for name, obj in writers:
+            try:
+                saved = cst.parse_expression(obj)
+            except cst.ParserSyntaxError:
+                return f"`{name}` of this repository writes it with `torch.save({obj})`"
+            if not (method_name(saved) in SAFE_SAVES or type(saved) in (cst.Integer, cst.Float, cst.SimpleString)):
+                return f"`{name}` of this repository writes it with `torch.save({obj})`"
+        return "" if writers else None
 
     def _report_with_comment(self, node: cst.Call, reason: str) -> None:
         model = self.ctx.model

@@ -4,7 +4,9 @@ import textwrap
 import pytest
 import torch
 
-from current_support import codes, execute, migrate
+from codemods.engine import run_rules
+
+from current_support import RULES, codes, execute, migrate
 
 
 def test_load_of_a_saved_model_runs_after_migration(tmp_path):
@@ -107,3 +109,57 @@ def test_load_keyword_after_a_trailing_comma_keeps_layout():
     source = "import torch\nmodel = torch.load(\n    path,\n    map_location='cpu',\n)\nmodel.eval()\n"
     text = migrate(source).text
     assert "    map_location='cpu',\n    weights_only=False,\n)\n" in text
+
+
+# -- a pickle another file of the repository writes (issue 21 item 6) ---------------------------------------
+GENERATE = "import numpy as np\nimport torch\n\ntorch.save(np.arange(6.0).reshape(2, 3), open('traindata.pt', 'wb'))\n"
+TRAIN = "import torch\n\ndata = torch.load('traindata.pt')\nprint(float(data.sum()))\n"
+
+
+def test_a_load_of_what_another_file_writes_keeps_full_unpickling_and_runs(tmp_path):
+    import subprocess
+    import sys
+
+    from codemods.repo import RepoIndex
+    (tmp_path / "generate.py").write_text(GENERATE)
+    (tmp_path / "train.py").write_text(TRAIN)
+    subprocess.run([sys.executable, "generate.py"], cwd=tmp_path, check=True)
+    legacy = subprocess.run([sys.executable, "train.py"], cwd=tmp_path, capture_output=True, text=True)
+    assert legacy.returncode != 0 and "Weights only load failed" in legacy.stderr
+    alone = migrate(TRAIN)  # without the repository: reported only
+    assert alone.text == TRAIN and codes(alone, applied=False) == ["TM501"]
+    index = RepoIndex([tmp_path / "generate.py", tmp_path / "train.py"])
+    outcome = run_rules(TRAIN, RULES, repo=index.view(tmp_path / "train.py"))
+    assert "data = torch.load('traindata.pt', weights_only=False)" in outcome.text
+    assert "`generate.py` of this repository writes it with `torch.save(np.arange(6.0).reshape(2, 3))`" in outcome.text
+    (tmp_path / "train.py").write_text(outcome.text)
+    migrated = subprocess.run([sys.executable, "train.py"], cwd=tmp_path, capture_output=True, text=True)
+    assert migrated.returncode == 0 and migrated.stdout.strip() == "15.0"
+
+
+def test_another_files_state_dict_save_is_loaded_as_it_is(tmp_path):
+    from codemods.repo import RepoIndex, fingerprint
+    (tmp_path / "export.py").write_text("import torch\ntorch.save(net.state_dict(), './weights.pt')\n")
+    (tmp_path / "other.py").write_text("import torch\ntorch.save(net, 'elsewhere.pt')\n")
+    source = "import torch\nsd = torch.load('weights.pt')\n"
+    (tmp_path / "use.py").write_text(source)
+    index = RepoIndex(sorted(tmp_path.glob("*.py")))
+    view = index.view(tmp_path / "use.py")
+    assert view.writers("weights.pt") == [("export.py", "net.state_dict()")]
+    outcome = run_rules(source, RULES, repo=view)
+    assert outcome.text == source and outcome.findings == []
+
+
+def test_the_cache_key_follows_what_other_files_save_to_a_loaded_path(tmp_path, monkeypatch):
+    from codemods import repo
+    monkeypatch.setattr(repo, "_PATHS", None)  # restored after the test: the run's files stay undeclared
+    monkeypatch.setattr(repo, "_CURRENT", None)
+    source = b"import torch\nsd = torch.load('weights.pt')\n"
+    (tmp_path / "use.py").write_bytes(source)
+    keys = []
+    for saved in ("net.state_dict()", "net"):
+        (tmp_path / "export.py").write_text(f"import torch\ntorch.save({saved}, 'weights.pt')\n")
+        repo.index_files(sorted(tmp_path.glob("*.py")))
+        keys.append(repo.fingerprint((tmp_path / "use.py").resolve(), source))
+    assert keys[0] != keys[1] and all(keys)
+    assert repo.fingerprint(tmp_path / "use.py", b"import torch\nx = torch.load(path)\n") == b""
