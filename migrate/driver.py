@@ -518,8 +518,7 @@ def _read_back(source: Source, raw: bytes) -> Source:
 
 
 def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type]) -> FileResult:
-    """Run the rules on one file until they change nothing (``PASSES``); in WRITE mode replace the file
-    atomically when it changed."""
+    """Run the rules on one file until they change nothing; in WRITE mode replace it atomically if it changed."""
     result = FileResult(str(shown))
     try:
         source = read_source(real)
@@ -527,34 +526,12 @@ def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type
         result.error = f"{shown}:{error.line}:{error.col}: {error.message}"
         return result
     result.digest = cache_key(source.raw, shown, options)
-    passes: List[_Pass] = []  # the passes that changed the text, each guarded on its own
-    settled: Optional[_Pass] = None  # the pass that changed nothing
-    step_source = source
-    while settled is None and len(passes) < PASSES:
-        try:
-            step = _one_pass(shown, step_source, options, rules)
-        except _Refused as refused:
-            if not passes:
-                result.error, result.internal = refused.message, refused.internal
-                result.findings = source.localize(refused.findings)
-                return result
-            result.error = (f"{refused.message.replace('; file left untouched', '')} (pass {len(passes) + 1}, on "
-                            f"the rules' own output); file left as pass {len(passes)} wrote it")
-            result.internal = True
-            break
-        if step.new is None:
-            settled = step
-        else:
-            passes.append(step)
-            step_source = step.new
+    passes, settled, failure = _fixed_point(shown, source, options, rules)
+    if failure is not None:
+        result.error, result.internal = failure.message, failure.internal
     if not passes:
-        result.findings = source.localize(settled.findings)
+        result.findings = source.localize(settled.findings if settled else failure.findings)
         return result
-    if settled is None and result.error is None:
-        looping = sorted({f.code for f in passes[-1].findings if f.applied})
-        result.error = (f"{shown}:1:1: internal error: the rewrite does not settle: {', '.join(looping)} still "
-                        f"fire on their own output after {PASSES} passes; file left as pass {PASSES} wrote it")
-        result.internal = True
     result.findings = source.localize(passes[0].findings) + [
         finding for step in passes[1:] for finding in step.source.localize(step.findings) if finding.applied]
     result.changes = _change_map(passes)
@@ -570,6 +547,41 @@ def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type
         elif settled is not None:
             result.written = (cache_key(final.raw, shown, options), final.localize(settled.findings))
     return result
+
+
+def _fixed_point(shown: Path, source: Source, options: Options,
+                 rules: Sequence[type]) -> Tuple[List[_Pass], Optional[_Pass], Optional[_Refused]]:
+    """The passes that changed the text (each guarded on its own, each reading what the one before would
+    write), the pass that changed nothing (None if none did within ``PASSES``), and why it stopped early.
+
+    A failure after the first pass, a cycle or no end within ``PASSES`` is an internal error; the file is
+    then left as the last pass that changed it wrote it.
+    """
+    passes: List[_Pass] = []
+    while len(passes) < PASSES:
+        try:
+            step = _one_pass(shown, passes[-1].new if passes else source, options, rules)
+        except _Refused as refused:
+            if not passes:
+                return passes, None, refused
+            return passes, None, _Refused(f"{refused.message.replace('; file left untouched', '')} (pass "
+                                          f"{len(passes) + 1}, on the rules' own output); file left as pass "
+                                          f"{len(passes)} wrote it", internal=True)
+        if step.new is None:
+            return passes, step, None
+        if any(step.text == earlier.source.text for earlier in passes):  # back to an earlier text: a cycle
+            return passes, None, _Refused(
+                f"{shown}:1:1: internal error: the rewrite does not settle: {_applied_codes(passes[-1:] + [step])} "
+                f"undo each other's fixes (pass {len(passes) + 1} gave back an earlier text); file left as pass "
+                f"{len(passes)} wrote it", internal=True)
+        passes.append(step)
+    return passes, None, _Refused(f"{shown}:1:1: internal error: the rewrite does not settle: "
+                                  f"{_applied_codes(passes[-1:])} still fire on their own output after {PASSES} "
+                                  f"passes; file left as pass {PASSES} wrote it", internal=True)
+
+
+def _applied_codes(passes: Sequence[_Pass]) -> str:
+    return ", ".join(sorted({f.code for step in passes for f in step.findings if f.applied}))
 
 
 def _change_map(passes: Sequence[_Pass]) -> List[dict]:
