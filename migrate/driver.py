@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 import codemods
+from codemods.commands import is_command_file
 from codemods.finding import Finding
 from migrate import python2
 from migrate.cache import Cache, cache_key
@@ -526,6 +527,9 @@ def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type
         result.error = f"{shown}:{error.line}:{error.col}: {error.message}"
         return result
     result.digest = cache_key(source.raw, shown, options)
+    if is_command_file(shown.name) and shown.suffix not in (".py", ".ipynb"):
+        return _process_commands(shown, real, source, options, _trigger_filter(options.rules_for(shown, rules),
+                                                                               source.text), result)
     passes, settled, failure = _fixed_point(shown, source, options, rules)
     if failure is not None:
         result.error, result.internal = failure.message, failure.internal
@@ -611,6 +615,39 @@ def _notebook_diff(shown: Path, old, new) -> bytes:
     return cell_diff(shown, {index: cell.source for index, cell in cells.items()},
                      {index: after.get(index, cell.source) for index, cell in cells.items()},
                      {index: cell.number for index, cell in cells.items()}).encode("utf-8")
+
+
+def _read_script(command_file: Path) -> Callable[[str], Optional[str]]:
+    """Reads a Python script that a command file starts, looked up from the file's folder and the folders
+    above it (a ``scripts/train.sh`` is usually run from the repository's top)."""
+    def read(name: str) -> Optional[str]:
+        for folder in (command_file.parent, *command_file.parent.parents[:3]):
+            try:
+                return (folder / name).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+        return None
+    return read
+
+
+def _process_commands(shown: Path, real: Path, source: Source, options: Options, active: Sequence[type],
+                      result: FileResult) -> FileResult:
+    """A shell script, Makefile or README: only command rules (``codemods.commands``), on its text."""
+    from codemods.commands import CommandContext, run_command_rules
+
+    ctx = CommandContext(options.min_torch, options.unsafe_fixes, _read_script(real))
+    text, findings = run_command_rules(source.text, active, ctx, fix=options.mode != LINT)
+    result.findings = findings
+    if text == source.text:
+        return result
+    result.changed = True
+    new_bytes = source.encode(text)
+    if options.mode == DIFF:
+        result.patch = _patch(shown, source.raw, new_bytes)
+    elif options.mode == WRITE:
+        result.error = _write(shown, real, source.raw, new_bytes)
+        result.changed = result.error is None
+    return result
 
 
 def _patch(shown: Path, old: bytes, new: bytes) -> bytes:
