@@ -1,12 +1,13 @@
 """Content-hash cache of results, so that a run over files it has seen parses nothing.
 
 A file's result depends only on its bytes, the tool's code and the options. The key is ``sha1(bytes)``,
-plus what else tells two identical files apart (being a notebook, the ``per-file-ignores`` codes its path
-matches), in a table named by the tool's signature and the options: every source file of ``codemods/``
-and ``migrate/``, subfolders included, by path, size and modification time (a stat each; reading them would
-cost more than the rest of a cached run), the tool's and Python's versions, and every option but the mode
-(``--select``, ``--min-torch``, ``--unsafe-fixes``, ...). Editing a rule, upgrading, or another option
-starts a fresh table.
+plus what else tells two identical files apart (a notebook's suffix, the ``per-file-ignores`` codes its
+path matches), in a table named by the tool's signature and the options: every source file of
+``codemods/`` and ``migrate/``, subfolders included, by path, size and modification time (a stat each;
+reading them would cost more than the rest of a cached run), the tool's and Python's versions, and every
+option but the mode (``--select``, ``--min-torch``, ``--unsafe-fixes``, ...). Editing a rule, upgrading,
+or another option starts a fresh table. (Command files, whose answer depends on the scripts they start,
+are not cached.)
 
 ``check`` and ``rewrite`` share a table: a file with no fix to apply has the same findings in both. Stored
 are every file found with nothing to change (its findings included) and the final text of every file
@@ -66,8 +67,8 @@ def _options_key(options) -> str:
 def cache_key(raw: bytes, path: Path, options) -> str:
     """The key of a file's result: its content hash, and what else makes the same bytes give another answer."""
     key = hashlib.sha1(raw).hexdigest()
-    if path.suffix == ".ipynb":
-        key += ":ipynb"
+    if path.suffix != ".py":  # a notebook, or a command file (Makefile, *.sh): read another way
+        key += f":{path.suffix or path.name}"
     ignored = options.ignored(path) if hasattr(options, "ignored") else ()
     return f"{key}:ignore={','.join(ignored)}" if ignored else key
 

@@ -18,7 +18,6 @@ import bisect
 import contextlib
 import fnmatch
 import gc
-import hashlib
 import io
 import os
 import queue
@@ -119,7 +118,8 @@ class FileResult:
     findings: List[Finding] = field(default_factory=list)
     changed: bool = False
     patch: bytes = b""  # DIFF mode: a unified diff of the file's bytes, which `git apply`/`patch -p1` take
-    error: Optional[str] = None  # "path:line:col: message": the file was left untouched (or as the last good pass left it)
+    error: Optional[str] = None  # "path:line:col: message": the file was left untouched (or as its last good pass
+    # left it: an internal error after the first pass)
     internal: bool = False  # the error is ours (a rule produced broken code), not the file's
     changes: List[dict] = field(default_factory=list)  # change map: applied fixes, in the new text's lines
     digest: str = ""  # the cache key of the file as it was read
@@ -526,10 +526,11 @@ def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type
     except SourceError as error:
         result.error = f"{shown}:{error.line}:{error.col}: {error.message}"
         return result
-    result.digest = cache_key(source.raw, shown, options)
-    if is_command_file(shown.name) and shown.suffix not in (".py", ".ipynb"):
+    if is_command_file(shown.name) and shown.suffix not in (".py", ".ipynb"):  # never cached: its answer
+        # depends on the scripts it starts, which its own bytes do not tell
         return _process_commands(shown, real, source, options, _trigger_filter(options.rules_for(shown, rules),
                                                                                source.text), result)
+    result.digest = cache_key(source.raw, shown, options)
     passes, settled, failure = _fixed_point(shown, source, options, rules)
     if failure is not None:
         result.error, result.internal = failure.message, failure.internal
