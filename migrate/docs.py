@@ -8,6 +8,7 @@ catalog is what ``torch-migrate rules`` lists without importing the rules (and l
 """
 from __future__ import annotations
 
+import importlib
 import re
 import sys
 import textwrap
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Callable, Dict, Optional
 
 import codemods
-from codemods import current, deprecated
+from codemods import deprecated
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 CATALOG = Path(__file__).resolve().with_name("rule_catalog.py")
@@ -58,10 +59,19 @@ def rule_page(code: str) -> Optional[str]:
     return "\n".join(lines)
 
 
+def behaviour_rows() -> list:
+    """Every family's ``BEHAVIOUR_CHANGES`` rows: the current family's, the deprecated family's, then the others'."""
+    first = ("current", "deprecated")
+    rows = []
+    for family in (*first, *(f for f in codemods.FAMILIES if f not in first)):
+        rows.extend(getattr(importlib.import_module(f"codemods.{family}"), "BEHAVIOUR_CHANGES", ()))
+    return rows
+
+
 def behaviour_table() -> str:
-    rows = getattr(current, "BEHAVIOUR_CHANGES", ())
+    rows = behaviour_rows()
     lines = ["| what changed | PyTorch | how torch-migrate handles it |", "|---|---|---|"]
-    for row in (*rows, *deprecated.BEHAVIOUR_CHANGES):  # the current family's rows, then the deprecated family's
+    for row in rows:
         cells = (str(row[key]).replace("|", "\\|") for key in ("change", "version", "handling"))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

@@ -194,6 +194,7 @@ class Values:
         self.model = model
         self._memo: Dict[Tuple[int, int], Value] = {}
         self._pending: set = set()
+        self._cycles: set = set()  # keys found pending while the current value was computed
         self._appended: Dict[int, Optional[list]] = {}
 
     def value(self, node: cst.CSTNode, scope: Scope, depth: int = 0) -> Value:
@@ -202,13 +203,19 @@ class Values:
         if found is not None:
             return found
         if key in self._pending or depth > _MAX_DEPTH:
+            if key in self._pending:
+                self._cycles.add(key)
             return PENDING
         self._pending.add(key)
+        outer, self._cycles = self._cycles, set()
         try:
             result = self._infer(node, scope, depth + 1)
         finally:
             self._pending.discard(key)
-        self._memo[key] = result
+            inner = self._cycles - {key}
+            self._cycles = outer | inner
+        if not inner:  # a value computed inside another's cycle depends on who asked first: not kept
+            self._memo[key] = result
         return result
 
     # -- expressions ------------------------------------------------------------------------------
