@@ -1,0 +1,93 @@
+"""Record what the rules make of a fixed set of files, and check later that an optimisation changed none of it.
+
+    python bench/same_output.py record [--out bench/.same_output.json] [--files 300] [--fuzz 400]
+    python bench/same_output.py check  [--out bench/.same_output.json] [--files 300] [--fuzz 400]
+
+The files: the throughput corpus (``bench/throughput.py``'s ``build_corpus``), every ``samples/`` and
+``tests/rules/hazard_cases/`` script, and ``--fuzz`` snippets of the fuzz grammar (``bench/fuzz.py``).
+For each, with every rule, safe and with unsafe fixes: ``codemods.engine.run_rules``'s text and findings
+(one pass), and the driver's ``process_file`` in diff mode (the fixed point: patch, findings, changes,
+error). ``check`` prints every file whose answer differs and exits 1 if any does.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "bench"), str(ROOT / "tests")]
+
+
+def inputs(files: int, fuzz: int, work: Path) -> dict:
+    """``name -> path`` of every file to run (the corpus is written under ``work``)."""
+    from throughput import build_corpus
+
+    build_corpus(work / "corpus", files)
+    found = {f"corpus/{p.relative_to(work / 'corpus').as_posix()}": p for p in sorted((work / "corpus").rglob("*.py"))}
+    for folder in ("samples", "tests/rules/hazard_cases"):
+        found.update({p.relative_to(ROOT).as_posix(): p for p in sorted((ROOT / folder).rglob("*.py"))})
+    if fuzz:
+        from test_fuzz import snippet
+
+        (work / "fuzz").mkdir()
+        for seed in range(fuzz):
+            path = work / "fuzz" / f"fuzz_{seed}.py"
+            path.write_text(snippet(random.Random(seed).choice), encoding="utf-8")
+            found[f"fuzz/{seed}"] = path
+    return found
+
+
+def answers(found: dict) -> dict:
+    import codemods
+    from codemods.engine import run_rules
+    from migrate.driver import DIFF, Options, process_file
+
+    rules = codemods.all_rules()
+    result = {}
+    for name, path in found.items():
+        text = path.read_text(encoding="utf-8")
+        entry = {}
+        for unsafe in (False, True):
+            try:
+                outcome = run_rules(text, rules, unsafe_fixes=unsafe)
+                entry[f"engine unsafe={unsafe}"] = [outcome.text, [asdict(f) for f in outcome.findings]]
+            except Exception as error:  # noqa: BLE001 (an error is an answer too)
+                entry[f"engine unsafe={unsafe}"] = f"{type(error).__name__}: {error}"
+            options = Options(mode=DIFF, unsafe_fixes=unsafe)
+            done = process_file(Path(name), path, options, rules)
+            entry[f"driver unsafe={unsafe}"] = [done.patch, [asdict(f) for f in done.findings], done.changes,
+                                                done.error, done.changed]
+        result[name] = entry
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("action", choices=("record", "check"))
+    parser.add_argument("--out", default=str(ROOT / "bench" / ".same_output.json"))
+    parser.add_argument("--files", type=int, default=300)
+    parser.add_argument("--fuzz", type=int, default=400)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="tm-same-") as work:
+        now = json.loads(json.dumps(answers(inputs(args.files, args.fuzz, Path(work)))))  # tuples as lists
+    if args.action == "record":
+        Path(args.out).write_text(json.dumps(now), encoding="utf-8")
+        print(f"recorded {len(now)} files in {args.out}")
+        return 0
+    before = json.loads(Path(args.out).read_text(encoding="utf-8"))
+    differ = sorted(name for name in before.keys() | now.keys() if before.get(name) != now.get(name))
+    for name in differ:
+        for key in sorted((before.get(name) or {}).keys() | (now.get(name) or {}).keys()):
+            if (before.get(name) or {}).get(key) != (now.get(name) or {}).get(key):
+                print(f"DIFFERS: {name} [{key}]")
+    print(f"{len(now)} files, {len(differ)} differ")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
