@@ -74,7 +74,7 @@ def main() -> int:
     parser.add_argument("--fuzz", type=int, default=400)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="tm-same-") as work:
-        now = json.loads(json.dumps(answers(inputs(args.files, args.fuzz, Path(work)))))  # tuples as lists
+        now = json.loads(json.dumps(answers(inputs(args.files, args.fuzz, Path(work))), default=repr))  # tuples as lists
     if args.action == "record":
         Path(args.out).write_text(json.dumps(now), encoding="utf-8")
         print(f"recorded {len(now)} files in {args.out}")

@@ -84,7 +84,7 @@ def bound_targets(target: cst.CSTNode) -> Iterator[cst.CSTNode]:
         yield target
 
 
-_DEFERRED = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})  # bodies that run later, if at all
+DEFERRED = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})  # bodies that run later, if at all
 
 
 def running_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -93,7 +93,7 @@ def running_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(child for child in reversed(children(current)) if type(child) not in _DEFERRED)
+        stack.extend(child for child in reversed(children(current)) if type(child) not in DEFERRED)
 
 
 def statements(body: cst.CSTNode) -> List[cst.CSTNode]:

@@ -17,7 +17,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 import libcst as cst
 
 from codemods import torchapi
-from codemods.hazards.analysis import covers, is_backward, is_optimizer_call, running_nodes
+from codemods.hazards.analysis import DEFERRED, covers, is_backward, is_optimizer_call, running_nodes
 from codemods.model import BindingKind, GradMode, Scope, SemanticModel
 from codemods.names import dotted
 from codemods.syntax import method_name
@@ -55,16 +55,24 @@ class Steps:
         self._optimizers: Dict[Tuple[int, str], Optional[FrozenSet[str]]] = {}
 
     def stale(self, module: cst.Module) -> List[StaleStep]:
+        """Only the blocks where a statement steps (``x.step()``) before a later one back-propagates are
+        analysed, each up to its last backward: no other statement can take part in a ``StaleStep``."""
+        first_step: Dict[int, int] = {}  # id(block) -> index of its first statement that runs a step
+        last_backward: Dict[int, int] = {}  # id(block) -> index of its last statement that runs a backward
+        for call in walk(module):
+            if type(call) is not cst.Call:
+                continue
+            if method_name(call) == "step" and not call.args:
+                for block, index in _running_in(call):
+                    first_step[id(block)] = min(index, first_step.get(id(block), index))
+            elif is_backward(self.model.qualname, call):
+                for block, index in _running_in(call):
+                    last_backward[id(block)] = max(index, last_backward.get(id(block), index))
         found: List[StaleStep] = []
         for node in walk(module):
-            body = node.body if type(node) in (cst.Module, cst.IndentedBlock) else None
-            if body and any(self._has_step(stmt) for stmt in body):
-                found.extend(self._block(list(body)))
+            if type(node) in _BLOCKS and first_step.get(id(node), len(node.body)) < last_backward.get(id(node), -1):
+                found.extend(self._block(list(node.body[:last_backward[id(node)] + 1])))
         return found
-
-    @staticmethod
-    def _has_step(stmt: cst.CSTNode) -> bool:
-        return any(method_name(n) == "step" for n in running_nodes(stmt))
 
     def _block(self, body: List[cst.CSTNode]) -> List[StaleStep]:
         infos = [self._statement(stmt) for stmt in body]
@@ -160,6 +168,23 @@ class Steps:
                     if binding.kind is BindingKind.ASSIGN:
                         found |= self._parameter_sources(binding.value, scope, depth + 1)
         return found
+
+
+_BLOCKS = (cst.Module, cst.IndentedBlock)
+
+
+def _running_in(node: cst.CSTNode) -> List[Tuple[cst.CSTNode, int]]:
+    """(block, index of its statement) for every statement ``node`` runs with (is among the
+    ``running_nodes`` of), innermost first: up to the first function, class or lambda boundary."""
+    found = []
+    child, up = node, parent(node)
+    while up is not None:
+        if type(up) in _BLOCKS:
+            found.append((up, next(i for i, stmt in enumerate(up.body) if stmt is child)))
+        if type(child) in DEFERRED:
+            break  # its body runs later: not with the statements around it
+        child, up = up, parent(up)
+    return found
 
 
 def steps(ctx) -> Steps:

@@ -1,0 +1,94 @@
+"""CPU time of the rules over the throughput corpus, in one process: less noisy than wall time on a shared machine.
+
+    python bench/cpu_time.py [--files 500] [--repeat 3] [--profile tottime|cumulative] [--engine]
+
+Builds ``bench/throughput.py``'s corpus, then times (``time.process_time``, the fastest of ``--repeat``)
+what a cold ``rewrite`` does per file, without the process pool and the cache: the driver's
+``process_file`` writing a fresh copy of the corpus (trigger filter, every pass to the fixed point, the guard,
+the write). ``--engine``
+times one ``codemods.engine.run_rules`` with all rules per file instead. ``--profile`` prints the top of a
+cProfile of one more run, sorted by that key (the rules then run on the main thread, where cProfile sees them,
+instead of the driver's big-stack thread). The floor (libcst parse + codegen of every file) is timed the
+same way, for the ratio.
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--files", type=int, default=500)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--profile", choices=("tottime", "cumulative"))
+    parser.add_argument("--engine", action="store_true", help="run_rules once per file instead of process_file")
+    parser.add_argument("--top", type=int, default=45)
+    args = parser.parse_args()
+
+    import shutil
+
+    import libcst as cst
+
+    import codemods
+    from codemods.engine import run_rules
+    from migrate import driver
+    from migrate.driver import Options, process_file
+    from throughput import build_corpus
+
+    rules = codemods.all_rules()
+    options = Options()
+    with tempfile.TemporaryDirectory(prefix="tm-cpu-") as work:
+        corpus, tree = Path(work) / "corpus", Path(work) / "tree"
+        build_corpus(corpus, args.files)
+        texts = [p.read_text(encoding="utf-8") for p in sorted(corpus.rglob("*.py"))]
+
+        def fresh() -> None:
+            shutil.rmtree(tree, ignore_errors=True)
+            shutil.copytree(corpus, tree)
+
+        def floor() -> None:
+            for text in texts:
+                cst.parse_module(text).code
+
+        def ours() -> None:
+            if args.engine:
+                for text in texts:
+                    run_rules(text, rules)
+            else:
+                for path in sorted(tree.rglob("*.py")):
+                    process_file(path, path, options, rules)
+
+        def best(function) -> float:
+            times = []
+            for _ in range(args.repeat):
+                fresh()
+                start = time.process_time()
+                function()
+                times.append(time.process_time() - start)
+            return min(times)
+
+        fresh()
+        ours()  # warm: imports, lru caches
+        base, mine = best(floor), best(ours)
+        print(f"{len(texts)} files: floor {base:.2f} s CPU, {'run_rules' if args.engine else 'process_file'} "
+              f"{mine:.2f} s CPU, ratio {mine / base:.2f}")
+        if args.profile:
+            sys.setrecursionlimit(20000)
+            driver._on_big_stack = lambda function, *a, **k: function(*a, **k)
+            fresh()
+            profile = cProfile.Profile()
+            profile.runcall(ours)
+            pstats.Stats(profile).sort_stats(args.profile).print_stats(args.top)
+
+
+if __name__ == "__main__":
+    main()
