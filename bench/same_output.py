@@ -4,7 +4,7 @@
     python bench/same_output.py check  [--out bench/.same_output.json] [--files 300] [--fuzz 400]
 
 The files: the throughput corpus (``bench/throughput.py``'s ``build_corpus``), every ``samples/`` and
-``tests/rules/hazard_cases/`` script, and ``--fuzz`` snippets of the fuzz grammar (``bench/fuzz.py``).
+``tests/rules/hazard_cases/`` script, every rule's ``changes`` and ``keeps`` examples, and ``--fuzz`` snippets of the fuzz grammar (``bench/fuzz.py``).
 For each, with every rule, safe and with unsafe fixes: ``codemods.engine.run_rules``'s text and findings
 (one pass), and the driver's ``process_file`` in diff mode (the fixed point: patch, findings, changes,
 error). ``check`` prints every file whose answer differs and exits 1 if any does.
@@ -31,6 +31,15 @@ def inputs(files: int, fuzz: int, work: Path) -> dict:
     found = {f"corpus/{p.relative_to(work / 'corpus').as_posix()}": p for p in sorted((work / "corpus").rglob("*.py"))}
     for folder in ("samples", "tests/rules/hazard_cases"):
         found.update({p.relative_to(ROOT).as_posix(): p for p in sorted((ROOT / folder).rglob("*.py"))})
+    import codemods
+
+    (work / "examples").mkdir()
+    for rule in codemods.all_rules():  # every rule's documented changes and near-misses
+        texts = [getattr(example, "before", example) for example in (*rule.changes, *rule.keeps)]
+        for n, text in enumerate(t for t in texts if isinstance(t, str)):
+            path = work / "examples" / f"{rule.code}_{n}.py"
+            path.write_text(text, encoding="utf-8")
+            found[f"examples/{rule.code}/{n}"] = path
     if fuzz:
         from test_fuzz import snippet
 

@@ -12,7 +12,7 @@ show is unknown and never matched. Forwards under ``no_grad`` build no graph.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -35,8 +35,11 @@ _MODULE_API = torchapi.MODULE_METHODS - {"forward"} | torchapi.MODULE_SELF_METHO
 
 @dataclass
 class _Statement:
+    scope: Scope
     binds: Set[str] = field(default_factory=set)
-    reads: Set[str] = field(default_factory=set)
+    calls: List[cst.Call] = field(default_factory=list)  # the other calls: forwards among them
+    # what it reads and its forwards: only asked of the statements a backward's loss depends on (``Steps.read``)
+    reads: Optional[Set[str]] = None
     forwards: List[Tuple[str, cst.Call]] = field(default_factory=list)
     steps: List[Tuple[cst.Call, FrozenSet[str]]] = field(default_factory=list)
     backwards: List[Tuple[cst.Call, Set[str]]] = field(default_factory=list)
@@ -59,28 +62,31 @@ class Steps:
         analysed, each up to its last backward: no other statement can take part in a ``StaleStep``."""
         first_step: Dict[int, int] = {}  # id(block) -> index of its first statement that runs a step
         last_backward: Dict[int, int] = {}  # id(block) -> index of its last statement that runs a backward
-        for call in walk(module):
-            if type(call) is not cst.Call:
+        blocks = []
+        for node in walk(module):
+            if type(node) in _BLOCKS:
+                blocks.append(node)
+            elif type(node) is not cst.Call:
                 continue
-            if method_name(call) == "step" and not call.args:
-                for block, index in _running_in(call):
+            elif method_name(node) == "step" and not node.args:
+                for block, index in _running_in(node):
                     first_step[id(block)] = min(index, first_step.get(id(block), index))
-            elif is_backward(self.model.qualname, call):
-                for block, index in _running_in(call):
+            elif is_backward(self.model.qualname, node):
+                for block, index in _running_in(node):
                     last_backward[id(block)] = max(index, last_backward.get(id(block), index))
         found: List[StaleStep] = []
-        for node in walk(module):
-            if type(node) in _BLOCKS and first_step.get(id(node), len(node.body)) < last_backward.get(id(node), -1):
-                found.extend(self._block(list(node.body[:last_backward[id(node)] + 1])))
+        for node in blocks:
+            if first_step.get(id(node), len(node.body)) < last_backward.get(id(node), -1):
+                body = node.body[:last_backward[id(node)] + 1]
+                found.extend(self._block(body, [self._statement(stmt) for stmt in body]))
         return found
 
-    def _block(self, body: List[cst.CSTNode]) -> List[StaleStep]:
-        infos = [self._statement(stmt) for stmt in body]
+    def _block(self, body: Sequence[cst.CSTNode], infos: List[_Statement]) -> List[StaleStep]:
         found = []
         for k, info in enumerate(infos):
             for backward, needed in info.backwards:
                 # names the backward's own statement binds (a loop or ``with`` around it) come from inside it
-                forwards = self._dependencies(infos, k, set(needed) - info.binds)
+                forwards = self._dependencies(body, infos, k, set(needed) - info.binds)
                 for j in range(k - 1, -1, -1):
                     for step, modules in infos[j].steps:
                         stale = next((call for i, path, call in forwards if i < j and covers(modules, path)), None)
@@ -88,22 +94,23 @@ class Steps:
                             found.append(StaleStep(stale, step, backward))
         return found
 
-    @staticmethod
-    def _dependencies(infos: List[_Statement], k: int, needed: Set[str]) -> List[Tuple[int, str, cst.Call]]:
+    def _dependencies(self, body: Sequence[cst.CSTNode], infos: List[_Statement], k: int,
+                      needed: Set[str]) -> List[Tuple[int, str, cst.Call]]:
         """The module calls (statement index, path, call) the values in ``needed`` at statement ``k`` come from."""
         forwards = []
         for i in range(k - 1, -1, -1):
             info = infos[i]
             if not info.binds & needed:
                 continue
+            self._read(body[i], info)
             needed = (needed - info.binds) | info.reads
             forwards.extend((i, path, call) for path, call in info.forwards)
         return forwards
 
     # -- one statement ----------------------------------------------------------------------------
     def _statement(self, stmt: cst.CSTNode) -> _Statement:
-        info = _Statement()
-        scope = self.model.scope_of(stmt)
+        """What ``stmt`` binds, steps and back-propagates (what it reads and runs forward: ``_read``)."""
+        info = _Statement(self.model.scope_of(stmt))
         for node in running_nodes(stmt):
             kind = type(node)
             if kind is cst.AssignTarget or kind in (cst.AugAssign, cst.AnnAssign):
@@ -113,11 +120,21 @@ class Steps:
             elif kind is cst.WithItem and node.asname is not None:
                 info.binds |= _names(node.asname.name)
             elif kind is cst.Call:
-                self._call(node, scope, info)
-        info.reads = _reads(stmt)
+                self._call(node, info)
         return info
 
-    def _call(self, call: cst.Call, scope: Scope, info: _Statement) -> None:
+    def _read(self, stmt: cst.CSTNode, info: _Statement) -> None:
+        """Fill in what ``stmt`` reads and the module calls it runs (once)."""
+        if info.reads is not None:
+            return
+        info.reads = _reads(stmt)
+        for call in info.calls:
+            path = dotted(call.func)
+            if path and path.rpartition(".")[2] not in _MODULE_API and self.model.qualname(call.func) is None \
+                    and self.model.grad_mode(call) is not GradMode.OFF and not _detached(call):
+                info.forwards.append((path, call))
+
+    def _call(self, call: cst.Call, info: _Statement) -> None:
         if is_backward(self.model.qualname, call):
             receiver = call.func.value if method_name(call) == "backward" else (
                 call.args[0].value if call.args else None)
@@ -125,14 +142,11 @@ class Steps:
                 info.backwards.append((call, _reads(receiver)))
             return
         if method_name(call) == "step" and not call.args:
-            modules = self.optimizer_modules(call.func.value, scope)
+            modules = self.optimizer_modules(call.func.value, info.scope)
             if modules:
                 info.steps.append((call, modules))
             return
-        path = dotted(call.func)
-        if path and path.rpartition(".")[2] not in _MODULE_API and self.model.qualname(call.func) is None \
-                and self.model.grad_mode(call) is not GradMode.OFF and not _detached(call):
-            info.forwards.append((path, call))
+        info.calls.append(call)
 
     def optimizer_modules(self, expr: cst.CSTNode, scope: Scope) -> Optional[FrozenSet[str]]:
         """The modules whose parameters the optimizer ``expr`` (a name or ``self.x``) updates."""

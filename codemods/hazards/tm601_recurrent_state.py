@@ -81,22 +81,25 @@ class RecurrentStateNotDetached(Rule):
                         hint=f"carry `{name}.detach()` (truncated BPTT) or repackage/re-initialise it each iteration")
 
     def _loop_carries(self, facts: Facts) -> Iterator[Tuple[cst.CSTNode, str, bool]]:
-        flow = flow_of(self.ctx)
         for loop, chain in facts.loops:
             if not facts.runs_backward(loop.body):
                 continue
             if any(method_name(n) == "detach_" for n in facts.expressions(loop.body) if isinstance(n, cst.Call)):
                 continue
             assignments = carry_assignments(facts, loop if isinstance(loop, cst.For) else loop.body)
-            carry = Carry(facts, chain, param_names(facts, flow, chain))
+            carry = None
             region = [loop.test, loop.body] if isinstance(loop, cst.While) else [loop.body]
             for candidate in {n for _, names, _ in assignments for n in names if state_name(n)}:
+                mine = [(stmt, value) for stmt, names, value in assignments if candidate in names]
+                if any(value is None or facts.in_nograd(stmt, chain) for stmt, value in mine):
+                    continue  # a fresh binding (a loop target) or one without graph: the state is not carried
                 if read_first(facts, region, candidate):
-                    yield from self._carried(facts, chain, carry, assignments, candidate)
+                    if carry is None:
+                        carry = Carry(facts, chain, param_names(facts, flow_of(self.ctx), chain))
+                    yield from self._carried(facts, chain, carry, assignments, candidate, mine)
 
     @staticmethod
-    def _carried(facts, chain, carry, assignments, name) -> Iterator[Tuple[cst.CSTNode, str, bool]]:
-        mine = [(stmt, value) for stmt, names, value in assignments if name in names]
+    def _carried(facts, chain, carry, assignments, name, mine) -> Iterator[Tuple[cst.CSTNode, str, bool]]:
         tainted = taint(carry, facts, chain, assignments, name)
         levels = [0 if value is None or facts.in_nograd(stmt, chain) else carry.level(value, tainted)
                   for stmt, value in mine]
