@@ -1,6 +1,10 @@
-"""The device family's plan: one per file, from one walk (``_Facts``), keyed by the id of the node each
-rule reports on (``actions``: an ``Act`` with its details, fix and safety; the rule that owns the act
-reports it with its own message).
+"""The device family's plan: one per file, keyed by the id of the node each rule reports on (``actions``: an
+``Act`` with its details, fix and safety; the rule that owns the act reports it with its own message).
+
+Built on the semantic model (``ctx.model``): its calls and ``=`` statements are the sites and flags
+(``_Facts``), its scopes and bindings (also of attribute targets, ``args.cuda = ...``) say what a name is
+where, and its positions say what comes first (a flag set after a ``.cuda()`` call does not choose its
+device). The family walks nothing itself.
 
 The device is a decision of the whole file (which flag, which definition, where it is inserted, whether a
 guard can go), so the four rules share it; a device is only defined when a selected rule's applied fix uses
@@ -185,7 +189,8 @@ class _Facts:
             return _Bound(kind, value, binding.node, None, binding.order, False)
         top, current = True, parent(line)
         while current is not None and current is not home.node:
-            if not (type(current) is cst.IndentedBlock or (type(current) is cst.If and "__name__" in code(current.test))):
+            if not (type(current) is cst.IndentedBlock
+                    or (type(current) is cst.If and "__name__" in code(current.test))):
                 top = False
                 break
             current = parent(current)

@@ -360,7 +360,8 @@ _HANDLERS = {
     cst.NamedExpr: Collector._walrus, cst.Del: Collector._delete, cst.Import: Collector._import,
     cst.ImportFrom: Collector._import, cst.Global: Collector._declare, cst.Nonlocal: Collector._declare,
     cst.Return: Collector._return, cst.Call: Collector._call, cst.Attribute: Collector._attribute,
-    cst.Subscript: Collector._subscript, cst.Arg: Collector._arg, cst.Name: Collector._name, cst.Element: Collector._element, cst.DictElement: Collector._element,
+    cst.Subscript: Collector._subscript, cst.Arg: Collector._arg, cst.Name: Collector._name,
+    cst.Element: Collector._element, cst.DictElement: Collector._element,
 }
 
 
