@@ -264,8 +264,10 @@ class DataAnalysis:
         Evidence: the receiver's value (a loss, a torch call, a module's output, a parameter), or the
         name's other uses in its scope (``x.backward()``, ``x.cuda()``, ``criterion(x, y)``), or what is
         done with ``.data`` (``.cpu()``, ``.numpy()``, a torch function's argument). Names like
-        ``dataset``, ``args``, ``self``, ``response`` never qualify.
+        ``dataset``, ``args``, ``self``, ``response`` never qualify. ``x.data.data`` has ``x.data``'s.
         """
+        if is_data(receiver):
+            return self.tensor_evidence(receiver.value, scope, ancestors)
         if self.leaf_like(receiver, scope):
             return True
         found = self.value(receiver, scope)
@@ -286,7 +288,10 @@ class DataAnalysis:
                 return any(self.model.iterates_parameters(a.value, scope) for a in receiver.args)
             # a method called on a value; `lowering.permute(node)` is a module's function, not a tensor's method
             return type(func) is cst.Attribute and self.model.qualname(func) is None and (
-                func.attr.value in torchapi.TENSOR_ONLY or func.attr.value in VALUE_KEEPING)
+                func.attr.value in torchapi.TENSOR_ONLY or func.attr.value in VALUE_KEEPING) and (
+                func.attr.value not in torchapi.NON_TENSOR_RESULTS)  # `x.numpy().data` is a numpy buffer
+        if is_data(receiver):
+            return self._use_evidence(receiver.value, scope)  # `x.data.data`: the evidence of `x.data`
         if type(receiver) is not cst.Name:
             return False
         name = receiver.value
@@ -309,6 +314,20 @@ class DataAnalysis:
                 name in torchapi.NOT_TENSOR_FUNCTIONS or name.startswith(("is_", "set_", "get_", "_")))
         return self.value(func, scope).kind in (Kind.LOSS, Kind.MODULE)
 
+    def wrapped(self, ancestors: Sequence[cst.CSTNode]) -> bool:
+        """``ancestors[-1]`` is the data of ``Variable(...)`` or ``nn.Parameter(...)``: a tensor (0.3 refused
+        Python numbers there: "Variable data has to be a tensor")."""
+        if len(ancestors) < 3:
+            return False
+        arg, call = ancestors[-2], ancestors[-3]
+        return (type(arg) is cst.Arg and type(call) is cst.Call and call.args[0] is arg and arg.keyword is None
+                and self.model.qualname(call.func) in torchapi.VARIABLE | torchapi.PARAMETER)
+
+    def tensor_use(self, ancestors: Sequence[cst.CSTNode]) -> bool:
+        """``ancestors[-1]`` (``x.data[0]``, ``x[0]``) is used as a tensor: a method or an index of it, or
+        the data of a ``Variable``: a first row, not a first element."""
+        return tensor_context(ancestors[-1], ancestors[-2]) or self.wrapped(ancestors)
+
     def _chain_evidence(self, ancestors: Sequence[cst.CSTNode], scope: Scope) -> bool:
         """``x.data.cpu()``, ``x.data[0].numpy()``, ``Variable(x.data)``: only a tensor's ``.data`` does that.
         Through further ``.data`` and ``[i]`` steps (``x.data[0].data.cpu()``), so that every ``.data`` of a
@@ -323,6 +342,8 @@ class DataAnalysis:
         if index < 1:
             return False
         parent = ancestors[index - 1]
+        if self.wrapped(ancestors[:index + 1]):
+            return True
         if type(parent) is cst.Attribute and parent.value is ancestors[index]:
             call = ancestors[index - 2] if index >= 2 else None
             torch_keywords = type(call) is cst.Call and call.func is parent and bool(
@@ -409,22 +430,22 @@ class DataAnalysis:
         parent = ancestors[-2]
         if type(parent) is cst.Attribute and parent.value is attr and parent.attr.value.startswith("__"):
             return None  # `Tensor.data.__get__`: the descriptor itself, not a tensor's data
-        grand = ancestors[-3] if len(ancestors) > 2 else None
         index_zero = (type(parent) is cst.Subscript and parent.value is attr and index_value(parent) == 0
                       and not written(ancestors[:-1]))
         if index_zero and self._repeated_index(parent, ancestors[:-1]) and self.one_value(receiver, scope):
             return None  # `loss.data[0].data[0]`: the outer `.data[0]` reads the one value for both
+        row = index_zero and self.tensor_use(ancestors[:-1])
         collapsed = self._collapsed(receiver, scope)
         redundant = is_data(receiver) or (collapsed is receiver and _data_base(receiver))
         receiver = collapsed
         if not self.tensor_evidence(receiver, scope, ancestors) and not (
-                index_zero and not tensor_context(parent, grand) and self.torch_file and not vetoed(receiver)):
+                index_zero and not row and self.torch_file and not vetoed(receiver)):
             return None  # `x.data[0]` in a torch file is the 0.3 idiom even without other evidence
         if redundant:
             return Site(SiteKind.REDUNDANT, attr, receiver)  # `x.data.data`, `x.data[i].data`: one `.data` is enough
         found = self.value(receiver, scope)
         scalar = found.kind is Kind.TENSOR and found.rank == 0
-        if index_zero and not tensor_context(parent, grand):
+        if index_zero and not row:
             if scalar:
                 return Site(SiteKind.ONE_VALUE_INDEX, parent, receiver)
             if found.kind is Kind.TENSOR and found.rank == 1:
