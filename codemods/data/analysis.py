@@ -69,6 +69,15 @@ class Site:
     receiver: cst.CSTNode  # the value whose `.data` it is
 
 
+class ZeroDimUse(enum.Enum):
+    """How an element of a 1-dim tensor (0-dim since 0.4) is used, where the old shape mattered."""
+
+    LOSS_ARGUMENT = "loss argument"  # `criterion(out, target[i])`, `target` 1-dim: a (1,) vector in 0.3
+    LOSS_ARGUMENT_UNPROVEN = "loss argument, rank unknown"  # the same, `target`'s rank unknown
+    NUMBER = "number"  # `x.data[i]` of a 1-dim 0.3 tensor: a Python number then, used as one
+    NUMBER_UNPROVEN = "number, rank unknown"  # `topi[0][0]` of a 0.3 tensor of unknown rank
+
+
 def is_data(node: cst.CSTNode) -> bool:
     return type(node) is cst.Attribute and node.attr.value == "data"
 
@@ -176,6 +185,7 @@ class DataAnalysis:
         self._updates: Dict[int, bool] = {}
         self._runs: Dict[int, List[List[cst.CSTNode]]] = {}
         self._accumulators: Dict[tuple, bool] = {}
+        self._zero_dim: Dict[int, Optional[ZeroDimUse]] = {}
         self.stashes: Dict[int, list] = {}  # TM304: statements a grouped fix moves into the run's `with`
 
     # -- values ----------------------------------------------------------------------------------
@@ -227,6 +237,10 @@ class DataAnalysis:
                 sources = [(binding.value, found)]
             elif binding.kind is BindingKind.UNPACK and binding.index is not None:
                 sources = self.model.element_sources(binding.value, binding.index, found)
+                value = binding.value
+                if not sources and (type(value) is cst.Call and type(value.func) is cst.Attribute
+                                    and value.func.attr.value in torchapi.INDEX_RESULTS):
+                    sources = [(value.func.value, found)]  # `_, topi = x.data.topk(1)`: tensors of a tensor
             else:
                 return False
             if not sources or not all(self.legacy_tensor(e, s, depth + 1) for e, s in sources):
@@ -313,6 +327,74 @@ class DataAnalysis:
             return module in torchapi.TENSOR_FUNCTION_MODULES and not (
                 name in torchapi.NOT_TENSOR_FUNCTIONS or name.startswith(("is_", "set_", "get_", "_")))
         return self.value(func, scope).kind in (Kind.LOSS, Kind.MODULE)
+
+    # -- elements of 1-dim tensors (0-dim since 0.4) -----------------------------------------------------
+    def zero_dim_use(self, node: cst.Subscript) -> Optional[ZeroDimUse]:
+        """``x[i]`` takes an element of a 1-dim tensor, a (1,) Variable or a Python number in 0.3 and a 0-dim
+        tensor now, in a use where that matters; ``None`` elsewhere (and for ``x.data[0]`` and elements of
+        one-value tensors, the ``.data`` sites' and ``prec1[0]``'s)."""
+        key = id(node)
+        if key not in self._zero_dim:
+            self._zero_dim[key] = self._zero_dim_use(node)
+        return self._zero_dim[key]
+
+    def _zero_dim_use(self, node: cst.Subscript) -> Optional[ZeroDimUse]:
+        if not self.torch_file or is_data(node.value) and index_value(node) == 0:
+            return None
+        ancestors = [*reversed(self.model.ancestors(node)), node]
+        scope = self.model.scope_of(node)
+        if written(ancestors) or self.tensor_use(ancestors) or not self.model.integer_index(node, scope):
+            return None
+        receiver = self.value(node.value, scope)
+        if receiver.rank == 0 or (receiver.rank or 0) > 1:
+            return None
+        proven = receiver.kind is Kind.TENSOR and receiver.rank == 1
+        if self.loss_argument(ancestors, scope):
+            if proven:
+                return ZeroDimUse.LOSS_ARGUMENT
+            return ZeroDimUse.LOSS_ARGUMENT_UNPROVEN if receiver.kind is Kind.TENSOR else None
+        if not (self.legacy_tensor(node.value, scope) and self.number_context(ancestors, scope)) \
+                or self._condition(ancestors):
+            return None
+        if proven:
+            return ZeroDimUse.NUMBER
+        chain = type(node.value) is cst.Subscript and self.model.integer_index(node.value, scope)
+        return ZeroDimUse.NUMBER_UNPROVEN if chain and receiver.kind in (Kind.TENSOR, Kind.UNKNOWN) else None
+
+    def loss_argument(self, ancestors: Sequence[cst.CSTNode], scope: Scope) -> bool:
+        """``ancestors[-1]`` (0-dim) is the input or target of a loss whose other one is not provably 0-dim
+        (two 0-dim values give what two (1,) vectors gave)."""
+        arg, call = ancestors[-2], ancestors[-3] if len(ancestors) > 2 else None
+        if not (type(arg) is cst.Arg and type(call) is cst.Call and self.loss_call(call, scope)):
+            return False
+        pair = [a for a in call.args if a.keyword is None and not a.star][:2] + [
+            a for a in call.args if a.keyword is not None and a.keyword.value in ("input", "target")]
+        if arg not in pair:
+            return False
+        return any(not self.one_value(a.value, scope) for a in pair if a is not arg)
+
+    def loss_call(self, call: cst.Call, scope: Scope) -> bool:
+        """``criterion(out, y)``, ``F.nll_loss(out, y)``, ``nn.MSELoss(reduction='none')(a, b)``."""
+        func = call.func
+        qualified = self.model.qualname(func)
+        if qualified is not None:
+            module, _, name = qualified.rpartition(".")
+            return module == "torch.nn.functional" and name in torchapi.LOSS_FUNCTIONS
+        callee = self.value(func, scope)
+        if callee.kind is Kind.LOSS or (callee.kind is Kind.MODULE and torchapi.is_loss_class(
+                (callee.of or "").rpartition(".")[2])):
+            return True
+        return type(func) is cst.Name and self.model.loss_name(func.value)
+
+    @staticmethod
+    def _condition(ancestors: Sequence[cst.CSTNode]) -> bool:
+        """The value only decides a branch (``if x[0] > 0.5:``): a 0-dim tensor does that as the number did."""
+        index = len(ancestors) - 1
+        while index >= 1 and type(ancestors[index - 1]) in (cst.Comparison, cst.ComparisonTarget, cst.BooleanOperation,
+                                                            cst.UnaryOperation, cst.BinaryOperation):
+            index -= 1
+        test = ancestors[index - 1] if index >= 1 else None
+        return type(test) in (cst.If, cst.While, cst.Assert, cst.IfExp) and test.test is ancestors[index]
 
     def wrapped(self, ancestors: Sequence[cst.CSTNode]) -> bool:
         """``ancestors[-1]`` is the data of ``Variable(...)`` or ``nn.Parameter(...)``: a tensor (0.3 refused
@@ -623,6 +705,9 @@ class DataAnalysis:
                 return isinstance(parent.operator, NUMERIC_COMPARISONS)
             if type(parent) is cst.Comparison:
                 return all(isinstance(t.operator, NUMERIC_COMPARISONS) for t in parent.comparisons)
+            if type(parent) is cst.Subscript and parent.value is current \
+                    and self.zero_dim_use(parent) is ZeroDimUse.NUMBER:
+                return True  # `x.data[i]` becomes the Python number `x[i].item()`
             if type(parent) in (cst.BinaryOperation, cst.UnaryOperation) or (
                     type(parent) is cst.Subscript and parent.value is current):
                 index -= 1
