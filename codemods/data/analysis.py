@@ -24,6 +24,7 @@ import libcst as cst
 from codemods import torchapi
 from codemods.model import (BindingKind, GradMode, Kind, Scope, SemanticModel, Value, full_reduction, index_value,
                             is_inplace_method, keywords)
+from codemods.walk import walk
 
 # Names that hold something with a `.data` attribute that is not a tensor's (datasets, namespaces, ...).
 NON_TENSOR_NAME = re.compile(
@@ -186,6 +187,7 @@ class DataAnalysis:
         self._runs: Dict[int, List[List[cst.CSTNode]]] = {}
         self._accumulators: Dict[tuple, bool] = {}
         self._zero_dim: Dict[int, Optional[ZeroDimUse]] = {}
+        self._reads: Optional[Dict[tuple, List[cst.Attribute]]] = None
         self.stashes: Dict[int, list] = {}  # TM304: statements a grouped fix moves into the run's `with`
 
     # -- values ----------------------------------------------------------------------------------
@@ -316,7 +318,22 @@ class DataAnalysis:
         if any(b.kind is BindingKind.ASSIGN and self.value(b.value, found).kind is Kind.TENSOR
                for b in bindings or ()):
             return True
-        return any(self.tensor_call(call, s) for s in scopes for call in s.passed.get(name, ()))
+        if any(self.tensor_call(call, s) for s in scopes for call in s.passed.get(name, ())):
+            return True
+        # another `name.data` of the scope shows it (`images.data.cpu()`): what TM303 makes of that one
+        # (`images.detach().cpu()`) is evidence for the next run, so it must be for this one
+        return any(self._chain_evidence([*reversed(self.model.ancestors(attr)), attr], s)
+                   for s in scopes for attr in self._data_reads().get((id(s), name), ()))
+
+    def _data_reads(self) -> Dict[tuple, List[cst.Attribute]]:
+        """``name.data`` attributes of the file by (scope, name), found by one walk when first needed."""
+        if self._reads is None:
+            self._reads = {}
+            for node in walk(self.ctx.module):
+                if is_data(node) and type(node.value) is cst.Name:
+                    key = (id(self.model.scope_of(node)), node.value.value)
+                    self._reads.setdefault(key, []).append(node)
+        return self._reads
 
     def tensor_call(self, call: cst.Call, scope: Scope) -> bool:
         """A call whose tensor arguments are tensors: torch functions, losses, modules."""

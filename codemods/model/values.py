@@ -446,6 +446,8 @@ class Values:
             return INT if method != "item" else NUMBER
         if method == "size" and not node.args:
             return SIZE
+        if method in ("numpy", "tolist"):
+            return OTHER  # a numpy array or a list, whatever the receiver
         callee = self.value(func, scope, depth)
         if callee.kind in (Kind.LOSS, Kind.MODULE):
             return self._called(callee)
