@@ -79,6 +79,12 @@ class ZeroDimUse(enum.Enum):
     NUMBER_UNPROVEN = "number, rank unknown"  # `topi[0][0]` of a 0.3 tensor of unknown rank
 
 
+def _formats(operation: cst.BinaryOperation, value: cst.CSTNode) -> bool:
+    """``'...' % value``: ``value`` is formatted by a ``%`` string (``%s`` prints a tensor as ``tensor(...)``)."""
+    return (type(operation.operator) is cst.Modulo and operation.right is value
+            and type(operation.left) in (cst.SimpleString, cst.ConcatenatedString))
+
+
 def is_data(node: cst.CSTNode) -> bool:
     return type(node) is cst.Attribute and node.attr.value == "data"
 
@@ -370,10 +376,10 @@ class DataAnalysis:
             if proven:
                 return ZeroDimUse.LOSS_ARGUMENT
             return ZeroDimUse.LOSS_ARGUMENT_UNPROVEN if receiver.kind is Kind.TENSOR else None
-        if not (self.legacy_tensor(node.value, scope) and self.number_context(ancestors, scope)) \
+        if not (self.legacy_tensor(node.value, scope) and self._number_use(ancestors, scope)) \
                 or self._condition(ancestors):
             return None
-        if proven:
+        if proven or receiver.rank == 1:  # a 0.3 tensor's `.data.view(-1)`
             return ZeroDimUse.NUMBER
         chain = type(node.value) is cst.Subscript and self.model.integer_index(node.value, scope)
         return ZeroDimUse.NUMBER_UNPROVEN if chain and receiver.kind in (Kind.TENSOR, Kind.UNKNOWN) else None
@@ -402,6 +408,33 @@ class DataAnalysis:
                 (callee.of or "").rpartition(".")[2])):
             return True
         return type(func) is cst.Name and self.model.loss_name(func.value)
+
+    def _number_use(self, ancestors: Sequence[cst.CSTNode], scope: Scope) -> bool:
+        """``ancestors[-1]`` is used where a 0-dim tensor and the number differ: ``%`` formatting, ``str``/
+        ``print``, a dict key, a comparison's printed result (``number_context``); not ``'{}'.format(x)``
+        and f-strings (a 0-dim tensor formats as its number), nor ``int(x)``/``float(x)``."""
+        index = len(ancestors) - 1
+        while index >= 1:
+            consumer, value = ancestors[index - 1], ancestors[index]
+            if type(consumer) is cst.Element and index >= 3 and type(ancestors[index - 2]) is cst.Tuple:
+                consumer, value = ancestors[index - 3], ancestors[index - 2]  # `'%s %s' % (a, x[0])`
+                return type(consumer) is cst.BinaryOperation and _formats(consumer, value)
+            if type(consumer) is cst.BinaryOperation and _formats(consumer, value):
+                return True
+            if type(consumer) not in (cst.BinaryOperation, cst.UnaryOperation):
+                break
+            index -= 1
+        consumer = ancestors[index - 1]
+        if type(consumer) is cst.FormattedStringExpression:
+            return False
+        if type(consumer) is cst.Arg and index >= 2 and type(ancestors[index - 2]) is cst.Call:
+            func = ancestors[index - 2].func
+            if (type(func) is cst.Attribute and func.attr.value == "format") or (
+                    type(func) is cst.Name and func.value in ("int", "float", "bool", "round")):
+                return False
+        if type(consumer) is cst.Index and index >= 3 and type(ancestors[index - 3]) is cst.Subscript:
+            return self.value(ancestors[index - 3].value, scope).kind is not Kind.TENSOR  # a dict key
+        return self.number_context(list(ancestors[:index + 1]), scope)
 
     @staticmethod
     def _condition(ancestors: Sequence[cst.CSTNode]) -> bool:
