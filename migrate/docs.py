@@ -8,6 +8,7 @@ catalog is what ``torch-migrate rules`` lists without importing the rules (and l
 """
 from __future__ import annotations
 
+import importlib
 import re
 import sys
 import textwrap
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Callable, Dict, Optional
 
 import codemods
-from codemods import current, deprecated
+from codemods import deprecated
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 CATALOG = Path(__file__).resolve().with_name("rule_catalog.py")
@@ -59,7 +60,8 @@ def rule_page(code: str) -> Optional[str]:
 
 
 def behaviour_table() -> str:
-    rows = getattr(current, "BEHAVIOUR_CHANGES", ())
+    rows = [row for family in codemods.FAMILIES  # every family's rows (TM5xx's, TM306's)
+            for row in getattr(importlib.import_module(f"codemods.{family}"), "BEHAVIOUR_CHANGES", ())]
     lines = ["| what changed | PyTorch | how torch-migrate handles it |", "|---|---|---|"]
     for row in rows:
         cells = (str(row[key]).replace("|", "\\|") for key in ("change", "version", "handling"))
