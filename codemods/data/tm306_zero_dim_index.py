@@ -45,6 +45,7 @@ class ZeroDimIndex(Rule):
 
     code = "TM306"
     name = "zero-dim-index"
+    min_torch = "0.4"  # `.unsqueeze(0)`, `.item()` of 0-dim tensors
     summary = ("`x[i]` of a 1-dim tensor is 0-dim since 0.4: a loss argument keeps the 0.3 shape (`.unsqueeze(0)`), "
                "a 0.3 tensor's element used as a number becomes `.item()`")
     triggers = ("]",)
@@ -57,9 +58,9 @@ class ZeroDimIndex(Rule):
                 "import torch\nimport torch.nn.functional as F\n\nscores = torch.randn(4, 3)\n"
                 "labels = torch.tensor([0, 2, 1, 1])\nfor i in range(4):\n"
                 "    loss = F.nll_loss(F.log_softmax(scores[i:i + 1], 1), labels[i].unsqueeze(0))\n"),
-        Example("import torch\n\nprobs = model(x).data.view(-1)\nprint('p(2) = {}'.format(probs[2]))\n"
+        Example("import torch\n\nprobs = model(x).data.view(-1)\nprint('p(2) = %s' % probs[2])\n"
                 "best = probs.sort(0)[1][-1]\nlabel = names[best]\n",
-                "import torch\n\nprobs = model(x).data.view(-1)\nprint('p(2) = {}'.format(probs[2].item()))\n"
+                "import torch\n\nprobs = model(x).data.view(-1)\nprint('p(2) = %s' % probs[2].item())\n"
                 "best = probs.sort(0)[1][-1].item()\nlabel = names[best]\n"),
         Example(GREEDY, GREEDY.replace("top[0][0]", "top[0][0].item()"), unsafe=True),
     )
