@@ -364,12 +364,14 @@ class DataAnalysis:
     def _zero_dim_use(self, node: cst.Subscript) -> Optional[ZeroDimUse]:
         if not self.torch_file or is_data(node.value) and index_value(node) == 0:
             return None
-        ancestors = [*reversed(self.model.ancestors(node)), node]
         scope = self.model.scope_of(node)
-        if written(ancestors) or self.tensor_use(ancestors) or not self.model.integer_index(node, scope):
+        if not self.model.integer_index(node, scope):
             return None
         receiver = self.value(node.value, scope)
-        if receiver.rank == 0 or (receiver.rank or 0) > 1:
+        if receiver.rank == 0 or (receiver.rank or 0) > 1 or receiver.kind not in (Kind.TENSOR, Kind.UNKNOWN):
+            return None
+        ancestors = [*reversed(self.model.ancestors(node)), node]
+        if written(ancestors) or self.tensor_use(ancestors):
             return None
         proven = receiver.kind is Kind.TENSOR and receiver.rank == 1
         if self.loss_argument(ancestors, scope):
