@@ -572,16 +572,16 @@ class DataAnalysis:
         collapsed = self._collapsed(receiver, scope)
         redundant = is_data(receiver) or (collapsed is receiver and _data_base(receiver))
         receiver = collapsed
-        if not self.tensor_evidence(receiver, scope, ancestors) and not (
-                index_zero and not row and self.torch_file and not vetoed(receiver)):
+        evidence = self.tensor_evidence(receiver, scope, ancestors)
+        if not evidence and not (index_zero and not row and self.torch_file and not vetoed(receiver)):
             return None  # `x.data[0]` in a torch file is the 0.3 idiom even without other evidence
-        if redundant:
+        if redundant and evidence:
             return Site(SiteKind.REDUNDANT, attr, receiver)  # `x.data.data`, `x.data[i].data`: one `.data` is enough
         found = self.value(receiver, scope)
         scalar = found.kind is Kind.TENSOR and found.rank == 0
+        if index_zero and scalar:  # even used as a tensor (`loss.data[0].mean()`): 0.3 gave the number there
+            return Site(SiteKind.ONE_VALUE_INDEX, parent, receiver)
         if index_zero and not row:
-            if scalar:
-                return Site(SiteKind.ONE_VALUE_INDEX, parent, receiver)
             if found.kind is Kind.TENSOR and found.rank == 1:
                 return Site(SiteKind.FIRST_ELEMENT, parent, receiver)
             if found.rank is None or found.rank <= 1:
