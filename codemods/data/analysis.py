@@ -387,8 +387,8 @@ class DataAnalysis:
         return ZeroDimUse.NUMBER_UNPROVEN if chain and receiver.kind in (Kind.TENSOR, Kind.UNKNOWN) else None
 
     def loss_argument(self, ancestors: Sequence[cst.CSTNode], scope: Scope) -> bool:
-        """``ancestors[-1]`` (0-dim) is the input or target of a loss whose other one is not provably 0-dim
-        (two 0-dim values give what two (1,) vectors gave)."""
+        """``ancestors[-1]`` (0-dim) is the input or target of a loss whose other one is a batch: not 0-dim (two
+        0-dim values give what two (1,) vectors gave), not 1-dim or an element itself (the unbatched form)."""
         arg, call = ancestors[-2], ancestors[-3] if len(ancestors) > 2 else None
         if not (type(arg) is cst.Arg and type(call) is cst.Call and self.loss_call(call, scope)):
             return False
@@ -396,7 +396,10 @@ class DataAnalysis:
             a for a in call.args if a.keyword is not None and a.keyword.value in ("input", "target")]
         if arg not in pair:
             return False
-        return any(not self.one_value(a.value, scope) for a in pair if a is not arg)
+        others = [a.value for a in pair if a is not arg]
+        # `F.cross_entropy(logits[i], labels[i])`: an element too (0.3 refused it: current unbatched code)
+        return bool(others) and not any(self.one_value(o, scope) or self.value(o, scope).rank == 1 or (
+            type(o) is cst.Subscript and self.model.integer_index(o, scope)) for o in others)
 
     def loss_call(self, call: cst.Call, scope: Scope) -> bool:
         """``criterion(out, y)``, ``F.nll_loss(out, y)``, ``nn.MSELoss(reduction='none')(a, b)``."""

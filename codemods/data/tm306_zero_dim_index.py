@@ -33,7 +33,8 @@ class ZeroDimIndex(Rule):
     tensor. Per use: a loss's input or target (``criterion(output, target[i])`` with a (1, C) output now
     raises "Expected input batch_size (1) to match target batch_size (0)") gets ``.unsqueeze(0)``, the (1,)
     vector 0.3 passed (values and gradients unchanged; left alone when the loss's other argument is 0-dim
-    too, where both shapes give the same number); an element of a 0.3 tensor used as a number (printed,
+    too, where both shapes give the same number, or 1-dim or an element itself: the unbatched form that
+    current torch accepts and 0.3 refused); an element of a 0.3 tensor used as a number (printed,
     formatted, compared, a dict key, a counter) gets ``.item()``, the Python number 0.3 gave (a 0-dim
     tensor prints as ``tensor(...)`` and hashes by identity). Both only where the indexed value is provably
     1-dim; with its rank unknown the loss argument is reported, and a ``top[0][0]`` chain of a 0.3 tensor
@@ -71,6 +72,8 @@ class ZeroDimIndex(Rule):
         "import torch\nimport torch.nn as nn\nmse = nn.MSELoss()\npred = torch.randn(5, requires_grad=True)\n"
         "y = torch.randn(5)\nloss = sum(mse(pred[i], y[i]) for i in range(5))\n",  # both 0-dim: the same number
         "import torch\nx = torch.randn(3).data\nif x[0] > 0.5:\n    print('high')\n",
+        "import torch\nimport torch.nn.functional as F\nlogits = model(x)\nlabels = torch.tensor([1, 0])\n"
+        "loss = sum(F.cross_entropy(logits[i], labels[i]) for i in range(2))\n",  # unbatched: 0.3 refused it
         "import torch\nlosses = [torch.zeros(1)]\nweights = {'a': 1}\nprint(losses[0], weights['a'])\n",
         "import numpy as np\nimport torch\na = np.zeros(3)\nprint(a[0])\n",
         "import torch\nout = torch.randn(3, requires_grad=True)\nprint(out[0])\n",  # a Variable's element
