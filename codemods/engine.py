@@ -17,6 +17,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Type
 import libcst as cst
 
 from codemods.base import FileContext, Rule, suppressed
+from codemods.commands import CommandRule
 from codemods.finding import Finding
 from codemods.imports import add_imports, remove_unused_imports
 from codemods.names import ImportMap
@@ -119,6 +120,7 @@ def run_rules(text: str, rules: Sequence[type], *, unsafe_fixes: bool = False, f
     """
     findings: List[Finding] = []
     original = text
+    rules = [rule for rule in rules if not issubclass(rule, CommandRule)]  # those read shell scripts, not Python
     lines = NEWLINE.split(text)  # lines as libcst counts them
     for rule_class in rules:
         if issubclass(rule_class, TextRule):

@@ -18,6 +18,8 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 
 import pathspec
 
+from codemods.commands import is_command_file
+
 SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox",
              ".nox", ".eggs", "node_modules", "site-packages", ".torch-migrate-cache", ".ipynb_checkpoints"}
 
@@ -62,8 +64,10 @@ def _resolve(path: Path) -> Optional[Path]:
         return None
 
 
-def discover(paths: Iterable[Path], exclude: Sequence[str] = (), notebooks: bool = True) -> List[Tuple[Path, Path]]:
-    """``(shown path, real path)`` of every Python file (and notebook) to process, in a stable order.
+def discover(paths: Iterable[Path], exclude: Sequence[str] = (), notebooks: bool = True,
+             commands: bool = True) -> List[Tuple[Path, Path]]:
+    """``(shown path, real path)`` of every Python file (and notebook, and command file: shell scripts,
+    Makefiles, READMEs that may start training, ``codemods.commands``) to process, in a stable order.
 
     A path named on the command line is always listed: if it is a dangling or
     looping link or not a regular file, reading it says so. Files found by
@@ -103,7 +107,8 @@ def discover(paths: Iterable[Path], exclude: Sequence[str] = (), notebooks: bool
                 and not _ignored(real_here / d, True, specs)
             )
             for name in sorted(filenames):
-                if not name.endswith(suffixes) or _ignored(real_here / name, False, specs):
+                if (not (name.endswith(suffixes) or commands and is_command_file(name))
+                        or _ignored(real_here / name, False, specs)):
                     continue
                 real = _resolve(here / name)
                 if real is not None and real.is_file() and root in real.parents:

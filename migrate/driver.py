@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 import codemods
+from codemods.commands import is_command_file
 from codemods.finding import Finding
 from migrate import python2
 from migrate.cache import Cache
@@ -392,6 +393,9 @@ def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type
         result.error = f"{shown}:{error.line}:{error.col}: {error.message}"
         return result
     result.digest = hashlib.sha1(source.raw).hexdigest()
+    if is_command_file(shown.name) and shown.suffix not in (".py", ".ipynb"):
+        return _process_commands(shown, real, source, options, _trigger_filter(options.rules_for(shown, rules),
+                                                                               source.text), result)
     active = _trigger_filter(options.rules_for(shown, rules), source.text)
     # Python 2 is reported whatever the rules: a file none of them concerns costs a compile to know.
     legacy_python = python2.find_before_libcst(source.text) if active else python2.find(source.text)
@@ -440,6 +444,39 @@ def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type
     if options.mode == DIFF:
         result.patch = (source.diff(shown, outcome.text) if isinstance(source, NotebookSource)
                         else _patch(shown, source.raw, new_bytes))
+    elif options.mode == WRITE:
+        result.error = _write(shown, real, source.raw, new_bytes)
+        result.changed = result.error is None
+    return result
+
+
+def _read_script(command_file: Path) -> Callable[[str], Optional[str]]:
+    """Reads a Python script that a command file starts, looked up from the file's folder and the folders
+    above it (a ``scripts/train.sh`` is usually run from the repository's top)."""
+    def read(name: str) -> Optional[str]:
+        for folder in (command_file.parent, *command_file.parent.parents[:3]):
+            try:
+                return (folder / name).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+        return None
+    return read
+
+
+def _process_commands(shown: Path, real: Path, source: Source, options: Options, active: Sequence[type],
+                      result: FileResult) -> FileResult:
+    """A shell script, Makefile or README: only command rules (``codemods.commands``), on its text."""
+    from codemods.commands import CommandContext, run_command_rules
+
+    ctx = CommandContext(options.min_torch, options.unsafe_fixes, _read_script(real))
+    text, findings = run_command_rules(source.text, active, ctx, fix=options.mode != LINT)
+    result.findings = findings
+    if text == source.text:
+        return result
+    result.changed = True
+    new_bytes = source.encode(text)
+    if options.mode == DIFF:
+        result.patch = _patch(shown, source.raw, new_bytes)
     elif options.mode == WRITE:
         result.error = _write(shown, real, source.raw, new_bytes)
         result.changed = result.error is None

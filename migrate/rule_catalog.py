@@ -47,4 +47,5 @@ RULES = (
     ('TM704', 'fix', 'tensorboardx', '0.4', '`tensorboardX.SummaryWriter` becomes `torch.utils.tensorboard.SummaryWriter` where only the shared API is used'),
     ('TM705', 'fix', 'apex-amp', '2.4', 'apex `amp.initialize`/`amp.scale_loss` (O1) become `torch.amp.autocast` + `GradScaler` (unsafe; O2/O3 reported)'),
     ('TM706', 'fix', 'local-rank', '0.4', '`--local_rank` also accepts `--local-rank` (torch>=2.0 launcher) and defaults to `$LOCAL_RANK` (torchrun)'),
+    ('TM707', 'fix', 'torchrun', '1.9', '`python -m torch.distributed.launch` in shell scripts, Makefiles and READMEs becomes `torchrun` (`--use_env` dropped)'),
 )

@@ -397,11 +397,12 @@ def test_a_rule_that_raises_is_named_and_the_file_left_alone(tmp_path):
 
 
 def test_the_guard_accepts_every_documented_example_of_every_rule():
-    """No false alarms: each rule's own examples, rewritten by every rule."""
+    """No false alarms: each rule's own examples, rewritten by every rule (Python rules: the guard is theirs)."""
     import codemods
+    from codemods.commands import CommandRule
 
     for rule in codemods.all_rules():
-        for example in rule.changes:
+        for example in () if issubclass(rule, CommandRule) else rule.changes:
             outcome = run_rules(example.before, codemods.all_rules(), unsafe_fixes=example.unsafe)
             if outcome.text != example.before:
                 driver.check_rewrite(example.before, outcome.text, outcome.findings)

@@ -5,7 +5,17 @@ import libcst as cst
 import pytest
 
 import codemods
-from codemods.engine import run_rules
+from codemods.commands import CommandContext, CommandRule, run_command_rules
+from codemods.engine import Outcome
+from codemods.engine import run_rules as run_python_rules
+
+
+def run_rules(text, rules, unsafe_fixes=False):
+    """Python rules through the engine; command-file rules (shell, Makefiles) on the text, with no tree
+    around the example (a script it starts is not found)."""
+    if any(issubclass(rule, CommandRule) for rule in rules):
+        return Outcome(*run_command_rules(text, rules, CommandContext(unsafe_fixes=unsafe_fixes)))
+    return run_python_rules(text, rules, unsafe_fixes=unsafe_fixes)
 
 CHANGES = [
     pytest.param(rule, example, id=f"{rule.code}-change{i}")
@@ -58,7 +68,8 @@ def test_rule_changes(rule, example):
     if example.after is not None:
         # Triggers must cover every example, or the pre-filter would skip it.
         assert any(t in example.before for t in rule.triggers)
-        ast.parse(outcome.text)
+        if not issubclass(rule, CommandRule):
+            ast.parse(outcome.text)
         again = run_rules(outcome.text, [rule], unsafe_fixes=example.unsafe)
         assert again.text == outcome.text, "not idempotent"
         assert not any(f.applied for f in again.findings)
