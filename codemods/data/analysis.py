@@ -377,7 +377,7 @@ class DataAnalysis:
         if self.loss_argument(ancestors, scope):
             if proven:
                 return ZeroDimUse.LOSS_ARGUMENT
-            return ZeroDimUse.LOSS_ARGUMENT_UNPROVEN if receiver.kind is Kind.TENSOR else None
+            return ZeroDimUse.LOSS_ARGUMENT_UNPROVEN if self._some_tensor(node.value, scope) else None
         if not (self.legacy_tensor(node.value, scope) and self._number_use(ancestors, scope)) \
                 or self._condition(ancestors):
             return None
@@ -385,6 +385,16 @@ class DataAnalysis:
             return ZeroDimUse.NUMBER
         chain = type(node.value) is cst.Subscript and self.model.integer_index(node.value, scope)
         return ZeroDimUse.NUMBER_UNPROVEN if chain and receiver.kind in (Kind.TENSOR, Kind.UNKNOWN) else None
+
+    def _some_tensor(self, node: cst.CSTNode, scope: Scope) -> bool:
+        """A tensor, or a name one of whose bindings is (``x, y = Variable(x), Variable(y)`` in a loop over
+        batches), not a list of them."""
+        if self.value(node, scope).kind is Kind.TENSOR:
+            return True
+        if type(node) is not cst.Name:
+            return False
+        found, bindings = self.model.lookup(node.value, scope)
+        return any(self.model.value_of_binding(b, found).kind is Kind.TENSOR for b in bindings or ())
 
     def loss_argument(self, ancestors: Sequence[cst.CSTNode], scope: Scope) -> bool:
         """``ancestors[-1]`` (0-dim) is the input or target of a loss whose other one is a batch: not 0-dim (two

@@ -11,10 +11,14 @@ import pytest
 import torch
 import torch.nn as nn
 
+import codemods
 from codemods import data
+from codemods.engine import run_rules
 from data_support import applied, execute, flagged, migrate
+from migrate.harness import VerifyOptions, verify_scripts
 
 BEHAVIOUR = Path(__file__).resolve().parents[1] / "legacy_behaviour"
+HARNESS_SCRIPTS = Path(__file__).resolve().parents[2] / "harness" / "scripts"
 
 CHAR_RNN = """
 import torch
@@ -80,6 +84,25 @@ def test_a_char_rnn_trains_after_migration_with_the_0_3_losses_and_weights():
     assert migrated["losses"] == losses and all(isinstance(v, float) for v in losses)
     for new, old in zip(migrated["rnn"].parameters(), rnn.parameters()):
         assert torch.equal(new, old)
+
+
+@pytest.mark.slow
+def test_verify_finds_the_migrated_char_rnn_equivalent_to_the_0_3_run(tmp_path):
+    """The legacy script runs under the harness's 0.3 compatibility layer (a (1,) `target[c]`); the rewrite
+    with every rule is equivalent to it step by step: losses, gradients, weights, printed output."""
+    old, new = tmp_path / "old.py", tmp_path / "new.py"
+    old.write_text(CHAR_RNN + "    print('loss %.4f' % losses[-1])\n")
+    new.write_text(run_rules(old.read_text(), codemods.all_rules()).text)
+    assert "target[c].unsqueeze(0)" in new.read_text()
+    result = verify_scripts(old, new, VerifyOptions(device="cpu", timeout=120, compat=True))
+    assert result.exit_code == 0 and result.pairs[0].old.complete_steps == 3, result.reason
+
+
+def test_the_harness_s_legacy_shapes_script_has_its_targets_reported():
+    """Batches from a loader, wrapped in Variable: `y`'s rank is unknown, so `y[i]` is reported, not changed."""
+    outcome = run_rules((HARNESS_SCRIPTS / "legacy_shapes.py").read_text(), codemods.all_rules())
+    assert [(f.code, f.applied) for f in outcome.findings if f.code == "TM306"] == [("TM306", False)] * 2
+    assert "y[i]) + 0.1" in outcome.text
 
 
 @pytest.mark.parametrize("loss", ["F.nll_loss(F.log_softmax(out, 1), {t})", "F.cross_entropy(out, {t})",
