@@ -384,7 +384,7 @@ class DataAnalysis:
         if proven or receiver.rank == 1:  # a 0.3 tensor's `.data.view(-1)`
             return ZeroDimUse.NUMBER
         chain = type(node.value) is cst.Subscript and self.model.integer_index(node.value, scope)
-        return ZeroDimUse.NUMBER_UNPROVEN if chain and receiver.kind in (Kind.TENSOR, Kind.UNKNOWN) else None
+        return ZeroDimUse.NUMBER_UNPROVEN if chain else None
 
     def _some_tensor(self, node: cst.CSTNode, scope: Scope) -> bool:
         """A tensor, or a name one of whose bindings is (``x, y = Variable(x), Variable(y)`` in a loop over
