@@ -24,6 +24,7 @@ import libcst as cst
 from codemods import torchapi
 from codemods.model import (BindingKind, GradMode, Kind, Scope, SemanticModel, Value, full_reduction, index_value,
                             is_inplace_method, keywords)
+from codemods.model.values import reduces
 from codemods.walk import walk
 
 # Names that hold something with a `.data` attribute that is not a tensor's (datasets, namespaces, ...).
@@ -377,7 +378,13 @@ class DataAnalysis:
         if self.loss_argument(ancestors, scope):
             if proven:
                 return ZeroDimUse.LOSS_ARGUMENT
-            return ZeroDimUse.LOSS_ARGUMENT_UNPROVEN if self._some_tensor(node.value, scope) else None
+            # rank unknown: reported for a reducing loss's target only (a per-element loss, `reduce=False`, is
+            # how sequence code takes a (T, B) target's rows: `nll_loss(out, tgt[t], reduce=False)`)
+            arg, call = ancestors[-2], ancestors[-3]
+            target = arg.keyword.value == "target" if arg.keyword is not None else arg is not call.args[0]
+            if target and self.reducing_loss(call, scope) and self._some_tensor(node.value, scope):
+                return ZeroDimUse.LOSS_ARGUMENT_UNPROVEN
+            return None
         if not (self.legacy_tensor(node.value, scope) and self._number_use(ancestors, scope)) \
                 or self._condition(ancestors):
             return None
@@ -423,6 +430,14 @@ class DataAnalysis:
                 (callee.of or "").rpartition(".")[2])):
             return True
         return type(func) is cst.Name and self.model.loss_name(func.value)
+
+    def reducing_loss(self, call: cst.Call, scope: Scope) -> bool:
+        """A loss call that gives one number (``criterion`` of ``nn.NLLLoss()``, ``F.nll_loss(a, b)``)."""
+        if (self.model.qualname(call.func) or "").startswith("torch.nn.functional."):
+            return reduces(call, positional_limit=3)
+        callee = self.value(call.func, scope)
+        return callee.kind is Kind.LOSS or (callee.kind is not Kind.MODULE and type(call.func) is cst.Name
+                                            and self.model.loss_name(call.func.value))
 
     def _number_use(self, ancestors: Sequence[cst.CSTNode], scope: Scope) -> bool:
         """``ancestors[-1]`` is used where a 0-dim tensor and the number differ: ``%`` formatting, ``str``/

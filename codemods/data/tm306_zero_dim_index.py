@@ -37,7 +37,8 @@ class ZeroDimIndex(Rule):
     current torch accepts and 0.3 refused); an element of a 0.3 tensor used as a number (printed,
     formatted, compared, a dict key, a counter) gets ``.item()``, the Python number 0.3 gave (a 0-dim
     tensor prints as ``tensor(...)`` and hashes by identity). Both only where the indexed value is provably
-    1-dim; with its rank unknown the loss argument is reported, and a ``top[0][0]`` chain of a 0.3 tensor
+    1-dim; with its rank unknown a reducing loss's target is reported (not a per-element loss's: sequence
+    code takes a (T, B) target's rows with ``reduce=False``), and a ``top[0][0]`` chain of a 0.3 tensor
     gets ``.item()`` as an unsafe fix (it raises rather than guesses if that is not one element). Left
     alone: branch conditions (a 0-dim tensor decides ``if x[0] > 0.5:`` as the number did), elements of
     2-dim values (vectors, then and now), slices and ``.view(1)``/``.unsqueeze(0)`` already there, lists,

@@ -221,6 +221,12 @@ NEAR_MISSES = [
     "for di in range(3):\n    loss += criterion(out, target[di])\n",
     "import torch\nimport torch.nn.functional as F\nt = torch.tensor([1, 2])\no = torch.randn(2, 3)\n"
     "l1 = F.cross_entropy(o[0:1], t[0:1])\nl2 = F.nll_loss(o[:1], t[0].view(1))\n",
+    # rank unknown: a per-element loss of a (T, B) target's rows; a feature list's element as the input
+    "import torch\nimport torch.nn.functional as F\nfrom torch.autograd import Variable\n\n\n"
+    "def step(decoder, tgt, hidden, T):\n    tgt_var = Variable(tgt)\n    loss = 0\n    for t in range(T):\n"
+    "        out, hidden = decoder(hidden)\n        loss += F.nll_loss(out, tgt_var[t], reduce=False).sum()\n"
+    "    return loss\n",
+    "import torch\nimport torch.nn.functional as F\nfeatures_y = vgg(y)\nloss = F.mse_loss(features_y[1], target)\n",
     # a 2-dim value's element is a vector, then and now
     "import torch\nimport torch.nn.functional as F\nt = torch.zeros(4, 1).long()\nl = F.nll_loss(torch.randn(1, 3), t[2])\n",
     # lists, numpy arrays and dicts
