@@ -226,7 +226,9 @@ NEAR_MISSES = [
     "def step(decoder, tgt, hidden, T):\n    tgt_var = Variable(tgt)\n    loss = 0\n    for t in range(T):\n"
     "        out, hidden = decoder(hidden)\n        loss += F.nll_loss(out, tgt_var[t], reduce=False).sum()\n"
     "    return loss\n",
-    "import torch\nimport torch.nn.functional as F\nfeatures_y = vgg(y)\nloss = F.mse_loss(features_y[1], target)\n",
+    "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\nclass Features(nn.Module):\n"
+    "    def forward(self, x):\n        return [x, x * 2]\n\n\nvgg = Features()\nfeatures_y = vgg(torch.ones(2))\n"
+    "loss = F.mse_loss(features_y[1], torch.ones(2))\n",
     # a 2-dim value's element is a vector, then and now
     "import torch\nimport torch.nn.functional as F\nt = torch.zeros(4, 1).long()\nl = F.nll_loss(torch.randn(1, 3), t[2])\n",
     # lists, numpy arrays and dicts
