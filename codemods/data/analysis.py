@@ -45,6 +45,9 @@ PLAIN_RESULTS = frozenset({"item", "tolist", "size", "dim", "numel", "nelement",
                            "new_tensor"})
 # `loss.data.cpu().numpy()[0]`: calls between `.data` and `[0]` that keep the one value.
 TO_NUMBER_CHAIN = frozenset({"cpu", "cuda", "numpy", "detach"})
+# Methods that give the receiver's values on another device, in another dtype or detached: its shape.
+SHAPE_KEEPING = torchapi.MOVE_METHODS | set(torchapi.CAST_METHODS) | {"detach", "clone", "contiguous",
+                                                                      "requires_grad_", "pin_memory"}
 # Methods of a value that prove it is a tensor when nothing else does (numpy shares `sum`, `max`, ...).
 VALUE_KEEPING = torchapi.MOVE_METHODS | {"detach", "clone", "squeeze", "contiguous", "exp", "log", "sqrt", "abs",
                                          "neg", "mul", "div", "add", "sub", "pow"}
@@ -62,6 +65,11 @@ class SiteKind(enum.Enum):
     REDUNDANT = "redundant"  # the second `.data` of `x.data.data`
     PLAIN_READ = "plain read"  # the value only feeds something without a graph: `x`
     DETACHED_READ = "detached read"  # `x.detach()`
+
+
+# The sites that read `x.data[0]` as a number (TM301's).
+INDEX_SITES = frozenset({SiteKind.ONE_VALUE_INDEX, SiteKind.FIRST_ELEMENT, SiteKind.UNPROVEN_INDEX,
+                         SiteKind.ONE_VALUE_CHAIN})
 
 
 @dataclass
@@ -359,12 +367,17 @@ class DataAnalysis:
         one-value tensors, the ``.data`` sites' and ``prec1[0]``'s)."""
         key = id(node)
         if key not in self._zero_dim:
+            self._zero_dim[key] = None  # while computing: its `.data` site may ask (`x.data[0]` read as a number)
             self._zero_dim[key] = self._zero_dim_use(node)
         return self._zero_dim[key]
 
     def _zero_dim_use(self, node: cst.Subscript) -> Optional[ZeroDimUse]:
-        if not self.torch_file or is_data(node.value) and index_value(node) == 0:
+        if not self.torch_file:
             return None
+        if is_data(node.value) and index_value(node) == 0:
+            site = self.site(node.value, [*reversed(self.model.ancestors(node.value)), node.value])
+            if site is None or site.kind in INDEX_SITES:
+                return None  # TM301's (`x.data.data[0]` loses a redundant `.data`: then it is an element here)
         scope = self.model.scope_of(node)
         if not self.model.integer_index(node, scope):
             return None
@@ -372,18 +385,21 @@ class DataAnalysis:
         if receiver.rank == 0 or (receiver.rank or 0) > 1 or receiver.kind not in (Kind.TENSOR, Kind.UNKNOWN):
             return None
         ancestors = [*reversed(self.model.ancestors(node)), node]
-        if written(ancestors) or self.tensor_use(ancestors):
+        if written(ancestors):
             return None
         proven = receiver.kind is Kind.TENSOR and receiver.rank == 1
-        if self.loss_argument(ancestors, scope):
+        outer = self._same_shape(ancestors)  # `target[i].long()`, `Variable(target[i])`: the element still
+        if self.loss_argument(outer, scope):
             if proven:
                 return ZeroDimUse.LOSS_ARGUMENT
             # rank unknown: reported for a reducing loss's target only (a per-element loss, `reduce=False`, is
             # how sequence code takes a (T, B) target's rows: `nll_loss(out, tgt[t], reduce=False)`)
-            arg, call = ancestors[-2], ancestors[-3]
+            arg, call = outer[-2], outer[-3]
             target = arg.keyword.value == "target" if arg.keyword is not None else arg is not call.args[0]
             if target and self.reducing_loss(call, scope) and self._some_tensor(node.value, scope):
                 return ZeroDimUse.LOSS_ARGUMENT_UNPROVEN
+            return None
+        if self.tensor_use(ancestors):
             return None
         if not (self.legacy_tensor(node.value, scope) and self._number_use(ancestors, scope)) \
                 or self._condition(ancestors):
@@ -392,6 +408,19 @@ class DataAnalysis:
             return ZeroDimUse.NUMBER
         chain = type(node.value) is cst.Subscript and self.model.integer_index(node.value, scope)
         return ZeroDimUse.NUMBER_UNPROVEN if chain else None
+
+    def _same_shape(self, ancestors: Sequence[cst.CSTNode]) -> Sequence[cst.CSTNode]:
+        """``ancestors`` up to the outermost of the moves, casts and ``Variable`` wrappers around ``ancestors[-1]``
+        (``Variable(target[i]).long().cuda()``): what has the element's shape."""
+        index = len(ancestors) - 1
+        while index >= 2:
+            parent, call = ancestors[index - 1], ancestors[index - 2]
+            moved = (type(parent) is cst.Attribute and parent.value is ancestors[index] and type(call) is cst.Call
+                     and call.func is parent and parent.attr.value in SHAPE_KEEPING)
+            if not (moved or self.wrapped(ancestors[:index + 1])):
+                break
+            index -= 2
+        return ancestors[:index + 1]
 
     def _some_tensor(self, node: cst.CSTNode, scope: Scope) -> bool:
         """A tensor, or a name one of whose bindings is (``x, y = Variable(x), Variable(y)`` in a loop over

@@ -68,6 +68,14 @@ SETTLE_IN_ONE_RUN = {
     "a row wrapped in a volatile Variable": (
         "import torch.autograd as ag\nh += ag.Variable(model(x).data[0], volatile=True).view(-1)\n",
         "    h += model(x).detach()[0].view(-1)\n"),
+    "a loss argument behind a Variable": (
+        "import torch.nn.functional as F\nimport torch.autograd\n"
+        "x = F.nll_loss(torch.autograd.Variable(torch.zeros(2).data[0]), target)\n",
+        "torch.zeros(2).detach()[0].unsqueeze(0)"),
+    "an element read through a redundant .data": (
+        "import torch\nimport torch.nn as nn\ncriterion = nn.MSELoss()\n"
+        "loss = criterion(torch.zeros(2).cuda().data.data[0], target)\n",
+        "torch.zeros(2).to(device).detach()[0].unsqueeze(0)"),
     "evidence from another .data of the name": (
         "import torch\nh = images.data\nwith open('log.txt') as fh:\n    out = images.data.cpu().numpy()\n",
         "h = images.detach()\n"),

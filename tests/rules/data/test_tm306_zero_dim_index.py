@@ -129,6 +129,24 @@ def test_every_loss_spelling_gets_the_batch_of_one_target(loss):
     assert all(torch.equal(a, b) for a, b in zip(new, old))
 
 
+def test_a_target_moved_cast_or_wrapped_is_still_the_element():
+    source = """
+    import torch
+    import torch.nn.functional as F
+    from torch.autograd import Variable
+
+    labels = torch.tensor([2.0, 0.0, 1.0])
+    out = torch.randn(1, 3, generator=torch.Generator().manual_seed(0))
+    a = F.cross_entropy(out, labels[0].long())
+    b = F.cross_entropy(out, Variable(labels[1]).long())
+    """
+    outcome = migrate(source)
+    assert "labels[0].unsqueeze(0).long()" in outcome.text and "Variable(labels[1].unsqueeze(0)).long()" in outcome.text
+    migrated = execute(outcome.text)
+    old = execute(source.replace("labels[0]", "labels[0:1]").replace("labels[1]", "labels[1:2]"))  # 0.3 shapes
+    assert torch.equal(migrated["a"], old["a"]) and torch.equal(migrated["b"], old["b"])
+
+
 def test_elements_of_a_0_3_tensor_used_as_numbers_become_the_numbers():
     source = """
     import torch
