@@ -6,7 +6,7 @@ Families (codes by hundred):
   TM1xx variable.py   ``torch.autograd.Variable`` and ``volatile``
   TM2xx device.py     ``.cuda()``/``torch.cuda.*Tensor`` -> one ``torch.device``; asynckw.py (TM203)
   TM3xx data/         ``.data[0]``, ``.data`` reads and manual updates
-  TM4xx deprecated.py renamed functions and changed signatures (tables)
+  TM4xx deprecated/  renamed functions, changed signatures, removed keywords and modules (tables in torchapi/)
   TM5xx current.py    behaviour changes after 0.4 (``torch.load``, ``torch.full``, ...)
   TM6xx hazards.py    autograd hazards that ``check`` reports
   TM7xx ecosystem/    mixed precision (``torch.cuda.amp``, apex) and TensorBoard around torch

@@ -264,6 +264,8 @@ def rules(code: Optional[str] = typer.Argument(None, metavar="[CODE]", help="Sho
     from migrate.rule_catalog import RULES  # generated from the rules, which would import libcst
 
     table = Table("code", "kind", "name", "torch", "summary")
+    for column in table.columns[:4]:  # the summary wraps; codes, names and versions stay whole
+        column.no_wrap = True
     for row in RULES:
         table.add_row(*row)
     Console(highlight=False).print(table)

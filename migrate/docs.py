@@ -63,16 +63,17 @@ def behaviour_table() -> str:
     rows = [row for family in codemods.FAMILIES  # every family's rows (TM5xx's, TM306's)
             for row in getattr(importlib.import_module(f"codemods.{family}"), "BEHAVIOUR_CHANGES", ())]
     lines = ["| what changed | PyTorch | how torch-migrate handles it |", "|---|---|---|"]
-    for row in rows:
+    for row in (*rows, *deprecated.BEHAVIOUR_CHANGES):  # the current family's rows, then the deprecated family's
         cells = (str(row[key]).replace("|", "\\|") for key in ("change", "version", "handling"))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
 def deprecated_table() -> str:
-    lines = ["| rule | legacy | current | note |", "|---|---|---|---|"]
-    for code, old, new, note in deprecated.table_rows():
-        lines.append(f"| {code} | `{old}` | {new if new == 'reported' else f'`{new}`'} | {note.replace('|', chr(92) + '|')} |")
+    lines = ["| rule | legacy | current | torch | note |", "|---|---|---|---|---|"]
+    for code, old, new, since, note in deprecated.table_rows():
+        current_cell = new if new in ("reported", "dropped") else f"`{new}`"
+        lines.append(f"| {code} | `{old}` | {current_cell} | {since} | {note.replace('|', chr(92) + '|')} |")
     return "\n".join(lines) + "\n"
 
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
-from typing import Iterator, Optional, TextIO
+from typing import Iterator, Optional, Sequence, TextIO
+
+from migrate.words import plural
 
 
 class Progress:
@@ -34,6 +36,13 @@ class Progress:
 
     def run_finished(self, status: str, steps: int, seconds: float) -> None:
         """The running script ended."""
+
+    def jobs(self, names: Sequence[str], where: str) -> None:
+        """Entry points verified side by side (``where``: a process pool, a Ray cluster) are all queued."""
+
+    def job(self, name: str, state: str, detail: str = "") -> None:
+        """An entry point's job is ``running`` (``detail``: the host), ``done`` (its verdict) or
+        ``failed`` (why: its worker died, it ran past its time, ...)."""
 
     @contextlib.contextmanager
     def suspended(self) -> Iterator[None]:
@@ -85,6 +94,12 @@ class Lines(Progress):
     def run_finished(self, status: str, steps: int, seconds: float) -> None:
         self._line(_finished(self._run, status, steps, seconds))
 
+    def jobs(self, names: Sequence[str], where: str) -> None:
+        self._line(f"{plural(len(names), 'entry point')} queued on {where}: {', '.join(names)}")
+
+    def job(self, name: str, state: str, detail: str = "") -> None:
+        self._line(f"{name}: {state}" + (f" ({detail})" if detail else ""))
+
 
 class Live(Progress):
     """A rich display: the phase with its elapsed time, and the running script with its step count."""
@@ -122,6 +137,33 @@ class Live(Progress):
             self.console.print(f"  {_finished(self._run_text, status, steps, seconds)}", markup=False,
                                highlight=False, style="dim")
         self._end_run()
+
+    def jobs(self, names: Sequence[str], where: str) -> None:
+        self._jobs = {name: "queued" for name in names}
+        self.console.print(f"{plural(len(names), 'entry point')} on {where}", markup=False, highlight=False, style="dim")
+        self._overall = self._phase
+        self._display.reset(self._phase, total=len(names))
+        self._rows = {name: self._display.add_task(f"  {name}", total=None, steps="queued", start=False)
+                      for name in names}
+        self._tally()
+
+    def job(self, name: str, state: str, detail: str = "") -> None:
+        self._jobs[name] = state
+        row = self._rows[name]
+        if state == "running":
+            self._display.start_task(row)
+            self._display.update(row, steps="running", description=f"  {name}" + (f" on {detail}" if detail else ""))
+        else:
+            self._display.remove_task(row)
+            self.console.print(f"  {name}: {state}" + (f" ({detail})" if detail else ""), markup=False,
+                               highlight=False, style="dim" if state == "done" else "red")
+        self._tally()
+
+    def _tally(self) -> None:
+        counts = {state: list(self._jobs.values()).count(state) for state in ("queued", "running", "done", "failed")}
+        self._display.update(self._overall, completed=counts["done"] + counts["failed"],
+                             description=", ".join(f"{n} {state}" for state, n in counts.items()),
+                             steps=f"{counts['done'] + counts['failed']} of {len(self._jobs)}")
 
     def _end_run(self) -> None:
         if self._run is not None:

@@ -22,6 +22,8 @@ RULES = (
     ('TM405', 'fix', 'deprecated-no-rewrite', '0.4', 'deprecated or removed functions without an exact replacement (`torch.symeig`, `torch.svd`, `weight_norm`, ...) are reported'),
     ('TM406', 'fix', 'legacy-upsample-corners', '0.4', 'linear-mode `F.upsample`/`nn.Upsample` without `align_corners` (0.3 aligned corners) are reported; `align_corners=True` is an unsafe fix'),
     ('TM407', 'fix', 'renamed-keyword', '0.4', 'keywords renamed with the same meaning: `backward(retain_variables=)` becomes `retain_graph=`'),
+    ('TM408', 'fix', 'removed-keyword', '0.4', "removed keywords: `TensorDataset(data_tensor=, target_tensor=)` become positional; schedulers' `verbose` goes"),
+    ('TM409', 'fix', 'removed-module', '0.4', 'removed modules (`torch._six`, `torch.utils.serialization`, `torchtext.legacy`, ...): exact replacements written, the rest reported'),
     ('TM501', 'fix', 'load-weights-only', '1.13', '`torch.load` of a whole pickled model/object keeps `weights_only=False` (True by default since 2.6)'),
     ('TM502', 'fix', 'full-int-fill', '0.4', '`torch.full(size, <int>)` keeps the legacy float dtype (an int fill gives int64 since 1.7)'),
     ('TM503', 'fix', 'numpy-requires-grad', '0.4', '`.numpy()` on a value that may require grad becomes `.detach().numpy()` (`.cpu()` kept)'),

@@ -43,6 +43,7 @@ from migrate.words import plural
 
 if TYPE_CHECKING:  # the harness imports torch: `torch-migrate --help` must not wait for it
     from migrate.harness import VerifyOptions, VerifyResult
+    from migrate.harness.fanout import Pool
 
 DEFAULT_STEPS = 5  # optimizer steps compared per entry point when neither --steps nor the configuration says
 SMALL_FILE = 1 << 20  # bytes: larger non-Python files are hard-linked into the snapshot
@@ -160,7 +161,10 @@ def migrate_repo(
     leave_out: Callable[[str], bool] = lambda code: False,
     jobs: int = 0,
     progress: Progress = Progress(),
+    pool: Optional[Pool] = None,
 ) -> ReportCard:
+    """``pool``: verify the entry points side by side, each on its own (``migrate.harness.fanout``);
+    None: one after the other, in one copy of each tree per side (a pipeline)."""
     repo = repo.resolve()
     missing = [e for e in entries if not (repo / e).is_file()]
     if missing:
@@ -185,11 +189,11 @@ def migrate_repo(
         hazards = [dict(f.to_dict(), path=str(Path(r.path).relative_to(new)))
                    for r in lint for f in r.findings if f.code >= "TM6"]
         entry_results = [EntryResult(entry, verdict) for entry, verdict in
-                         zip(entries, _verify(old, new, entries, verify_options, progress))]
+                         zip(entries, _verify(old, new, entries, verify_options, progress, pool))]
         for i, result in enumerate(entry_results):
             if result.verify.verdict == "different" and search:
-                _search_culprit(result, entries[:i + 1], old, work, fixes, rewrite_options, verify_options, jobs,
-                                progress)
+                _search_culprit(result, entries[:i + 1] if pool is None else [result.entry], old, work, fixes,
+                                rewrite_options, verify_options, jobs, progress, pool)
         dropped = tuple(sorted({e.culprit for e in entry_results if e.culprit and leave_out(e.culprit)}))
         if dropped:
             progress.phase(f"rewriting again without {', '.join(dropped)}")
@@ -200,7 +204,7 @@ def migrate_repo(
             rewrite_options = replace(rewrite_options, ignore=(*rewrite_options.ignore, *dropped))
             results = _rewrite(new, rewrite_options, jobs)
             fixes = driver.applied_fixes(results)
-            for result, verdict in zip(entry_results, _verify(old, new, entries, verify_options, progress)):
+            for result, verdict in zip(entry_results, _verify(old, new, entries, verify_options, progress, pool)):
                 result.left_out = dropped
                 result.verify = verdict
         diff = "" if in_place else "".join(_diff(old, new, Path(r.path).relative_to(new)) for r in results if r.changed)
@@ -223,8 +227,14 @@ def _diff(old: Path, new: Path, relative: Path) -> str:
 
 
 def _verify(old: Path, new: Path, entries: Sequence[str], options: VerifyOptions,
-            progress: Progress) -> List[VerifyResult]:
-    """The entry points in order, in one mirror of each tree per side (a pipeline)."""
+            progress: Progress, pool: Optional[Pool] = None) -> List[VerifyResult]:
+    """The entry points in order, in one mirror of each tree per side (a pipeline); with a ``pool``,
+    side by side, each in its own mirror."""
+    if pool is not None:
+        from migrate.harness.jobs import Job
+
+        jobs = [Job(entry, entry, entry, (str(old), str(new)), options) for entry in entries]
+        return [result.verify for result in pool.run(jobs, progress)]
     from migrate.harness import verify_pipeline
 
     return verify_pipeline([(old / entry, new / entry) for entry in entries],
@@ -232,7 +242,8 @@ def _verify(old: Path, new: Path, entries: Sequence[str], options: VerifyOptions
 
 
 def _search_culprit(result: EntryResult, pipeline: Sequence[str], old: Path, work: Path, fixes: Counter,
-                    options: driver.Options, verify_options: VerifyOptions, jobs: int, progress: Progress) -> None:
+                    options: driver.Options, verify_options: VerifyOptions, jobs: int, progress: Progress,
+                    pool: Optional[Pool] = None) -> None:
     """Leave one applied rule out at a time until the entry point (run after the entry points
     before it, which it may depend on) verifies equivalent."""
     blamed = [c.change.code for c in result.verify.culprits if getattr(c.change, "code", None)]
@@ -244,7 +255,7 @@ def _search_culprit(result: EntryResult, pipeline: Sequence[str], old: Path, wor
         _rewrite(trial, replace(options, ignore=(*options.ignore, code)), jobs)
         result.tried.append(code)
         trial_options = replace(verify_options, localize=False)  # only the verdict counts here
-        if _verify(old, trial, pipeline, trial_options, progress)[-1].verdict == "equivalent":
+        if _verify(old, trial, pipeline, trial_options, progress, pool)[-1].verdict == "equivalent":
             result.culprit = code
             return
 
@@ -269,6 +280,9 @@ def migrate_command(
     markdown: Optional[Path] = typer.Option(None, "--markdown", metavar="FILE", help="Write the report card as Markdown (for a pull request)."),
     json_path: Optional[Path] = typer.Option(None, "--json", metavar="FILE", help="Write the report card as JSON."),
     jobs: int = typer.Option(0, "-j", "--jobs", metavar="N", help="Worker processes for the rewrite."),
+    verify_jobs: Optional[int] = typer.Option(None, "--verify-jobs", min=0, metavar="N", show_default=False, help="Verify up to N entry points side by side, each on its own copy (0: one per GPU for GPU jobs, CPU jobs as cores and memory allow). Default: one after the other, in one copy per side (a pipeline); with --ray, as many as the cluster takes."),
+    ray: Optional[str] = typer.Option(None, "--ray", metavar="ADDRESS", help="Verify the entry points side by side on Ray: `auto` (the cluster this machine belongs to), `ray://HEAD:10001`, or `local` (start a Ray instance here). Needs pip install \"torch-migrate[ray]\"."),
+    shared_dir: Optional[Path] = typer.Option(None, "--shared-dir", metavar="DIR", file_okay=False, help="With --ray: copy the trees to DIR, mounted at the same path on every node, instead of shipping them with the jobs."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress on stderr (the report card is unchanged)."),
 ) -> None:
     """Rewrite REPO in place, verify its training entry points, and print a report card.
@@ -288,6 +302,9 @@ def migrate_command(
     """
     from migrate.harness import VerifyOptions
 
+    if shared_dir is not None and ray is None:
+        print("error: --shared-dir goes with --ray", file=sys.stderr)
+        raise typer.Exit(2)
     config = load_config([repo])
     entries = list(entry or config.entry)
     if not entries:
@@ -305,7 +322,7 @@ def migrate_command(
         **({"memory_tolerance": config.memory_tolerance} if config.memory_tolerance is not None else {}))
 
     try:
-        with for_stderr(quiet) as progress:
+        with _pool(verify_jobs, ray, shared_dir) as pool, for_stderr(quiet) as progress:
             def ask(code: str) -> bool:
                 if leave_out:
                     return True
@@ -313,7 +330,7 @@ def migrate_command(
                     return sys.stdin.isatty() and typer.confirm(f"Leave the changes of {code} out?")
 
             card = migrate_repo(repo, entries, rewrite_options, verify_options, in_place=not diff, search=search,
-                                leave_out=ask, jobs=jobs, progress=progress)
+                                leave_out=ask, jobs=jobs, progress=progress, pool=pool)
     except (FileNotFoundError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         raise typer.Exit(2)
@@ -325,6 +342,20 @@ def migrate_command(
     if json_path is not None:
         json_path.write_text(json.dumps(card.to_json(), indent=1, default=str), encoding="utf-8")
     raise typer.Exit(card.exit_code)
+
+
+def _pool(jobs: Optional[int], ray: Optional[str], shared_dir: Optional[Path]):
+    """The engine that verifies entry points side by side (connected now: a bad address fails before
+    the rewrite), or none: one after the other, as a pipeline."""
+    if ray is None and jobs is None:
+        return contextlib.nullcontext()
+    from migrate.harness.fanout import Engine, RayMissing, RayUnreachable, open_engine
+
+    try:
+        return open_engine(Engine(jobs=jobs or 0, ray=ray, shared_dir=shared_dir))
+    except (RayMissing, RayUnreachable) as error:
+        print(f"error: {error}", file=sys.stderr)
+        raise typer.Exit(2)
 
 
 def _target_torch(config, flag: Optional[str]) -> tuple:

@@ -91,7 +91,8 @@ def test_rules_with_a_code_prints_that_rules_documentation_and_examples(tmp_path
     result = torch_migrate("rules", "tm302", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     rule = next(r for r in codemods.all_rules() if r.code == "TM302")
-    assert result.stdout.startswith(f"TM302 {rule.name} (fix)\n") and rule.summary in result.stdout
+    assert result.stdout.startswith(f"TM302 {rule.name} (fix; its fixes need torch >= {rule.min_torch})\n")
+    assert rule.summary in result.stdout
     assert "a name that is later used as a tensor" in result.stdout  # the docstring
     for example in rule.changes:
         assert example.after.splitlines()[-1] in result.stdout

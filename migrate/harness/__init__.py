@@ -12,7 +12,9 @@ Layers (each imports only those above it):
 - ``comparer``: two outcomes -> ``PairComparison`` (pure: no runs, no files); the steps, and through
   ``outputs`` evaluation calls, stdout/stderr (``text`` normalises printed text), metrics and files;
 - ``attribution`` names the changed lines; ``verify`` plans runs (``plan_runs``),
-  makes them (``run_locally``) and judges them (``judge``); ``report`` and ``cli`` present.
+  makes them (``run_locally``) and judges them (``judge``); ``report`` and ``cli`` present;
+- ``jobs``: one entry point's verification as a picklable ``Job`` and the one function that runs it;
+  ``fanout`` runs jobs side by side in local processes or on Ray.
 
 The names below are loaded from ``verify`` on first use, so that ``cli`` (the command's
 definition, needed by ``torch-migrate --help``) imports neither torch nor numpy.

@@ -6,6 +6,7 @@ The harness (torch) is imported when the command runs, not when it is defined:
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
@@ -103,6 +104,21 @@ def verify(
         "--localize/--no-localize", help="After a divergence, re-run both to its step with module hooks and name "
                                          "the first module (or parameter) that differs.")] = True,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress on stderr (the report is unchanged).")] = False,
+    pair: Annotated[Optional[list[str]], typer.Option(
+        "--pair", metavar="OLD:NEW", help="Another pair to verify with the same options (repeatable); the pairs run "
+                                          "side by side (--jobs, --ray), each in its own copy.")] = None,
+    jobs: Annotated[Optional[int], typer.Option(
+        "-j", "--jobs", min=0, metavar="N", show_default=False,
+        help="Pairs verified side by side on this machine (default and 0: one per GPU for GPU jobs, CPU jobs as "
+             "cores and memory allow; with --ray: at most N in flight).")] = None,
+    ray: Annotated[Optional[str], typer.Option(
+        "--ray", metavar="ADDRESS", help="Verify the pairs on Ray: `auto` (the cluster this machine belongs to), "
+                                         "`ray://HEAD:10001`, or `local` (start a Ray instance here). Needs "
+                                         "pip install \"torch-migrate[ray]\".")] = None,
+    shared_dir: Annotated[Optional[Path], typer.Option(
+        "--shared-dir", metavar="DIR", file_okay=False,
+        help="With --ray: copy the trees to DIR, mounted at the same path on every node, instead of shipping "
+             "them with the jobs.")] = None,
 ) -> None:
     """Run OLD and NEW with the same seeds and compare losses, gradients, values
     and peak memory step by step, evaluation forward passes, printed output,
@@ -125,6 +141,9 @@ def verify(
                             metrics=compare_metrics, artifacts=compare_artifacts),
         ignore_output=tuple(ignore_output or ()), echo=verbose, repeat=repeat, localize=localize,
         mode=mode.value, curve_rtol=curve_rtol, curve_fraction=curve_fraction, plot=plot)
+    pairs = [(old, new)] + [_pair(text) for text in pair or ()]
+    if len(pairs) > 1 or jobs is not None or ray is not None:
+        _verify_many(pairs, options, jobs, ray, shared_dir, json_path, junit, plot, quiet or verbose)
     try:
         # -v shows the runs' own output as it comes: a live progress display would fight it
         with for_stderr(quiet or verbose) as progress:
@@ -141,3 +160,66 @@ def verify(
     if plot is not None:
         report.write_plot(result, plot)
     raise typer.Exit(result.exit_code)
+
+
+def _usage(message: str) -> None:
+    print(f"error: {message}", file=sys.stderr)
+    raise typer.Exit(2)
+
+
+def _pair(text: str) -> tuple[Path, Path]:
+    parts = text.split(":")
+    if len(parts) != 2 or not all(parts):
+        _usage(f"--pair takes OLD:NEW, two script paths, not {text!r}")
+    for part in parts:
+        if not Path(part).is_file():
+            _usage(f"--pair {text}: {part} is not a file")
+    return Path(parts[0]), Path(parts[1])
+
+
+def _verify_many(pairs, options, jobs, ray, shared_dir, json_path, junit, plot, quiet) -> None:
+    """Each pair a job (``harness.jobs``), side by side on this machine or on Ray: the report of each,
+    then one line per pair; the exit status is the worst."""
+    import json
+
+    from . import report
+    from .fanout import Engine, RayMissing, RayUnreachable, open_engine
+    from .jobs import Job
+    from .verify import project_root
+
+    if shared_dir is not None and ray is None:
+        _usage("--shared-dir goes with --ray")
+    if len(pairs) > 1 and (junit is not None or plot is not None):
+        _usage("--junit and --plot take one pair (--json writes every pair's result)")
+    if isinstance(options.change_map, Path):  # read here: the job may run where the file is not
+        options = replace(options, change_map=json.loads(options.change_map.read_text()))
+    made = []
+    for old, new in pairs:
+        roots = [Path(r).resolve() if r else project_root(s) for r, s in ((options.old_root, old), (options.new_root, new))]
+        for root, script in zip(roots, (old, new)):
+            if root not in script.resolve().parents:
+                _usage(f"{script} is not inside the root {root}")
+        made.append(Job(f"{old} vs {new}", str(old.resolve().relative_to(roots[0])),
+                        str(new.resolve().relative_to(roots[1])), (str(roots[0]), str(roots[1])),
+                        replace(options, old_root=None, new_root=None)))
+    try:
+        with open_engine(Engine(jobs=jobs or 0, ray=ray, shared_dir=shared_dir)) as pool, for_stderr(quiet) as progress:
+            results = pool.run(made, progress)
+    except (RayMissing, RayUnreachable) as exc:
+        _usage(str(exc))
+    for result in results:
+        print(f"\nverify {result.name}: {result.verify.verdict}")
+        report.render(result.verify)
+    print()
+    for result in results:
+        print(f"{result.name}: {result.verify.verdict}: {result.verify.reason}")
+    if json_path is not None:
+        if len(results) == 1:
+            report.write_json(results[0].verify, json_path)
+        else:
+            json_path.write_text(json.dumps([r.verify.to_json() for r in results], indent=2, default=str))
+    if junit is not None:
+        report.write_junit(results[0].verify, junit)
+    if plot is not None:
+        report.write_plot(results[0].verify, plot)
+    raise typer.Exit(max(r.verify.exit_code for r in results))

@@ -4,6 +4,9 @@ Names are qualified (``torch.no_grad``) or, for tensor methods, bare (``detach``
 what holds on current torch (2.x); where a legacy release differed the rule that cares says so.
 Families that keep a narrower table of their own (a rule-specific choice, not a fact about torch)
 build it from these.
+
+Submodules: ``deprecations`` (renamed, removed and moved API: the TM4xx tables) and ``since`` (the torch
+version in which each spelling a fix writes appeared, for ``--min-torch``).
 """
 from __future__ import annotations
 
