@@ -60,10 +60,10 @@ def rule_page(code: str) -> Optional[str]:
 
 
 def behaviour_table() -> str:
-    rows = [row for family in codemods.FAMILIES  # every family's rows (TM5xx's, TM306's)
+    rows = [row for family in codemods.FAMILIES  # every family's rows, by code (TM306's, TM4xx's, TM5xx's)
             for row in getattr(importlib.import_module(f"codemods.{family}"), "BEHAVIOUR_CHANGES", ())]
     lines = ["| what changed | PyTorch | how torch-migrate handles it |", "|---|---|---|"]
-    for row in (*rows, *deprecated.BEHAVIOUR_CHANGES):  # the current family's rows, then the deprecated family's
+    for row in rows:
         cells = (str(row[key]).replace("|", "\\|") for key in ("change", "version", "handling"))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
