@@ -8,7 +8,7 @@ Families (codes by hundred):
   TM3xx data/         ``.data[0]``, ``.data`` reads and manual updates
   TM4xx deprecated/  renamed functions, changed signatures, removed keywords and modules (tables in torchapi/)
   TM5xx current.py    behaviour changes after 0.4 (``torch.load``, ``torch.full``, ...)
-  TM6xx hazards.py    autograd hazards that ``check`` reports
+  TM6xx hazards/     autograd hazards that ``check`` reports (and loss shapes, step order, DataParallel keys)
   TM7xx ecosystem/    mixed precision (``torch.cuda.amp``, apex) and TensorBoard around torch
 """
 from __future__ import annotations

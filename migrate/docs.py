@@ -59,9 +59,17 @@ def rule_page(code: str) -> Optional[str]:
     return "\n".join(lines)
 
 
+def behaviour_rows() -> list:
+    """Every family's ``BEHAVIOUR_CHANGES`` rows: the current family's, the deprecated family's, then the others'."""
+    first = ("current", "deprecated")
+    rows = []
+    for family in (*first, *(f for f in codemods.FAMILIES if f not in first)):
+        rows.extend(getattr(importlib.import_module(f"codemods.{family}"), "BEHAVIOUR_CHANGES", ()))
+    return rows
+
+
 def behaviour_table() -> str:
-    rows = [row for family in codemods.FAMILIES  # every family's rows, by code (TM306's, TM4xx's, TM5xx's)
-            for row in getattr(importlib.import_module(f"codemods.{family}"), "BEHAVIOUR_CHANGES", ())]
+    rows = behaviour_rows()
     lines = ["| what changed | PyTorch | how torch-migrate handles it |", "|---|---|---|"]
     for row in rows:
         cells = (str(row[key]).replace("|", "\\|") for key in ("change", "version", "handling"))

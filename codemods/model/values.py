@@ -193,41 +193,29 @@ class Values:
     def __init__(self, model):
         self.model = model
         self._memo: Dict[Tuple[int, int], Value] = {}
-        self._pending: Dict[Tuple[int, int], int] = {}  # key -> its place on the stack of values being computed
-        self._cut: Optional[int] = None  # the lowest place a result computed now saw pending (or cut by depth)
-        self._partial: Dict[Tuple[int, int], Value] = {}  # such results, kept until the outermost value is done
+        self._pending: set = set()
+        self._cycles: set = set()  # keys found pending while the current value was computed
         self._appended: Dict[int, Optional[list]] = {}
 
     def value(self, node: cst.CSTNode, scope: Scope, depth: int = 0) -> Value:
-        """Memoized. A value computed while a value it depends on was pending (a cycle: ``h = f(h)``) or cut by
-        the depth limit is partial: it depends on where the computation entered the cycle, so it is only
-        reused until the outermost value is done, and every question asked from outside gets the same answer
-        whatever was asked before (a rewrite's second run sees what its first saw)."""
         key = (id(node), id(scope))
-        found = self._memo.get(key) or self._partial.get(key)
+        found = self._memo.get(key)
         if found is not None:
             return found
-        place = self._pending.get(key)
-        if place is not None or depth > _MAX_DEPTH:
-            place = 0 if place is None else place
-            self._cut = place if self._cut is None else min(self._cut, place)
+        if key in self._pending or depth > _MAX_DEPTH:
+            if key in self._pending:
+                self._cycles.add(key)
             return PENDING
-        place = self._pending[key] = len(self._pending)
-        outer, self._cut = self._cut, None
+        self._pending.add(key)
+        outer, self._cycles = self._cycles, set()
         try:
             result = self._infer(node, scope, depth + 1)
         finally:
-            del self._pending[key]
-        cut = self._cut
-        if cut is None or cut >= place:
+            self._pending.discard(key)
+            inner = self._cycles - {key}
+            self._cycles = outer | inner
+        if not inner:  # a value computed inside another's cycle depends on who asked first: not kept
             self._memo[key] = result
-            self._cut = outer
-        else:
-            self._partial[key] = result
-            self._cut = cut if outer is None else min(outer, cut)
-        if not self._pending:
-            self._partial.clear()
-            self._cut = None
         return result
 
     # -- expressions ------------------------------------------------------------------------------

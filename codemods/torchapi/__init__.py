@@ -199,6 +199,51 @@ OPTIMIZERS = frozenset({"Adam", "AdamW", "SGD", "RMSprop", "Adagrad", "Adadelta"
                         "SparseAdam", "NAdam", "RAdam", "LAMB", "Lamb", "FusedAdam", "FusedLAMB", "FusedSGD",
                         "Adafactor", "Lion", "Yogi", "AdaBound", "LARS"})
 
+# Modules with parameters of their own (beside LAYER_PARAMS, whose parameter attributes are known).
+PARAMETER_MODULES = frozenset({*LAYER_PARAMS, *RNN_LAYERS, "MultiheadAttention", "Transformer", "TransformerEncoder",
+                               "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer"})
+# Qualified prefixes of classes that are not ``nn.Module``s (calling an instance does not run a forward).
+NOT_MODULE_CLASSES = ("torch.optim", "torch.utils", "torch.distributions", "torch.device", "torch.dtype",
+                      "torch.Generator", "torch.Size", "torch.autograd", "torch.nn.Parameter",
+                      "torch.nn.parameter", "argparse", "collections", "pathlib", "logging")
+# Wrappers whose ``state_dict()`` keys are the wrapped module's with a ``module.`` prefix.
+DATA_PARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
+                           "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.data_parallel.DataParallel",
+                           "torch.nn.parallel.distributed.DistributedDataParallel"})
+# Strips a prefix from a state dict's keys in place (torch >= 1.9).
+CONSUME_PREFIX = "torch.nn.modules.utils.consume_prefix_in_state_dict_if_present"
+
+# -- autograd -----------------------------------------------------------------------------------------------
+DETECT_ANOMALY = frozenset({"torch.autograd.detect_anomaly", "torch.autograd.anomaly_mode.detect_anomaly"})
+SET_DETECT_ANOMALY = frozenset({"torch.autograd.set_detect_anomaly", "torch.autograd.anomaly_mode.set_detect_anomaly"})
+# Calls that differentiate with respect to what they are given (inputs, not only parameters).
+INPUT_GRADIENTS = ("torch.autograd.grad", "torch.autograd.functional", "torch.func")
+# Calls that read or apply gradients of what they are given.
+GRAD_CONSUMERS = ("torch.autograd", "torch.optim", "torch.func", "torch.distributed.autograd",
+                  "torch.distributed.optim")
+# Tensor methods whose result is a tensor without autograd history (a subset of NO_GRAPH_METHODS).
+NO_GRAPH_TENSOR_METHODS = frozenset({"detach", "long", "int", "short", "byte", "char", "bool", "argmax", "argmin",
+                                     "eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "nonzero", "new",
+                                     "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"})
+# Tensor attributes whose value carries no autograd graph (``grad`` does only under ``create_graph=True``).
+NO_GRAPH_ATTRIBUTES = frozenset({"data", "grad", "shape", "dtype", "device", "requires_grad", "is_leaf"})
+# Tensor methods whose result is plain Python or a new tensor that shares nothing with the receiver's graph.
+VALUE_METHODS = frozenset({"item", "tolist", "numpy", "size", "dim", "numel", "data_ptr", "element_size", "nelement",
+                           "stride", "is_contiguous", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
+                           "new"})
+
+# Modules that apply a function element by element (the output has the input's shape).
+ELEMENTWISE_MODULES = frozenset({"ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid",
+                                 "Tanh", "Hardtanh", "Hardsigmoid", "LogSigmoid", "Softplus", "Dropout", "Identity"})
+
+# -- losses whose target must have the input's shape ----------------------------------------------------------
+# ``nn.X``/``F.x`` that compare input and target element by element: a (N, 1) input with a (N,) target
+# broadcast with a warning in 0.3; now BCE raises and the others broadcast to (N, N) (value: True if it raises).
+ELEMENTWISE_LOSSES: Dict[str, bool] = {
+    "BCELoss": True, "BCEWithLogitsLoss": True, "MSELoss": False, "L1Loss": False, "SmoothL1Loss": False,
+    "HuberLoss": False, "binary_cross_entropy": True, "binary_cross_entropy_with_logits": True, "mse_loss": False,
+    "l1_loss": False, "smooth_l1_loss": False, "huber_loss": False}
+
 # -- distributions --------------------------------------------------------------------------------------------
 # ``torch.distributions.X(params).sample()`` has the batch shape of the parameters less the event dimensions:
 # value = how many trailing dimensions of the first parameter the sample drops (Categorical's probs/logits

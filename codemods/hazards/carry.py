@@ -1,0 +1,290 @@
+"""TM601's analysis: how a value derives from a state carried across iterations (``Carry``), and the
+state a module keeps in ``self`` between calls."""
+from __future__ import annotations
+
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from codemods.hazards.analysis import (COMPREHENSIONS, Chain, Facts, PLAIN_BUILTINS, SCALAR_METHODS, bound_targets,
+                                       is_tensor_source, last_name, requires_grad_source, running_nodes, self_name)
+from codemods.hazards.flow import Flow, PARAM
+from codemods.names import dotted
+from codemods.syntax import literal, method_name
+from codemods.torchapi import DERIVING_METHODS, NO_GRAPH_ATTRIBUTES, NO_GRAPH_TENSOR_METHODS, NOT_MATH, VARIABLE
+from codemods.walk import children, parent
+
+
+
+
+# ---------------------------------------------------------------------------
+# TM601: recurrent state carried with its graph
+# ---------------------------------------------------------------------------
+DETACHING_WORDS = ("detach", "repackage")
+
+
+class Carry:
+    """How an expression derives from a carried state ``H``: 0 not at all, 1 without adding graph (aliases,
+    tensor methods, containers), 2 through a module call or math with parameters (so it carries a graph)."""
+
+    def __init__(self, facts: Facts, chain: Chain, params: Set[str]):
+        self.facts = facts
+        self.qualname = facts.qualname
+        self.chain = chain
+        self.params = params  # dotted names that are parameters or modules (math with them builds a graph)
+
+    def level(self, node: cst.CSTNode, tainted: Dict[str, int]) -> int:
+        name = dotted(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+        if name is not None and name in tainted:
+            return tainted[name]
+        if isinstance(node, cst.Attribute):
+            if node.attr.value in NO_GRAPH_ATTRIBUTES:
+                return 0
+            return self.level(node.value, tainted)
+        if isinstance(node, cst.Subscript):
+            return self.level(node.value, tainted)
+        if isinstance(node, (cst.Tuple, cst.List)):
+            return max((self.level(e.value, tainted) for e in node.elements), default=0)
+        if isinstance(node, cst.IfExp):
+            return max(self.level(node.body, tainted), self.level(node.orelse, tainted))
+        if isinstance(node, cst.UnaryOperation):
+            return self.level(node.expression, tainted)
+        if isinstance(node, cst.BinaryOperation):
+            return self._math([node.left, node.right], tainted)
+        if isinstance(node, cst.AugAssign):  # x += v computes x + v
+            return self._math([node.target, node.value], tainted)
+        if isinstance(node, COMPREHENSIONS):
+            inner = dict(tainted)
+            comp = node.for_in
+            while comp is not None:
+                source = self.level(comp.iter, inner)
+                for target in bound_targets(comp.target):
+                    if source:
+                        inner[dotted(target) or ""] = source
+                comp = comp.inner_for_in
+            return max((self.level(getattr(node, part), inner) for part in ("elt", "key", "value")
+                        if getattr(node, part, None) is not None), default=0)
+        if isinstance(node, cst.Call):
+            return self._call(node, tainted)
+        return 0
+
+    def _math(self, operands: Sequence[cst.CSTNode], tainted: Dict[str, int]) -> int:
+        levels = [self.level(o, tainted) for o in operands]
+        top = max(levels, default=0)
+        if top == 1 and any(lv == 0 and self._param(o) for lv, o in zip(levels, operands)):
+            return 2
+        return top
+
+    def _param(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` reads a parameter (not through ``.data``/``.grad``)."""
+        if isinstance(node, (cst.Name, cst.Attribute)) and dotted(node) in self.params:
+            return True
+        if isinstance(node, cst.Attribute) and node.attr.value in ("data", "grad"):
+            return False
+        return any(self._param(child) for child in children(node) if not isinstance(child, cst.Lambda))
+
+    def _call(self, node: cst.Call, tainted: Dict[str, int]) -> int:
+        func = node.func
+        name = dotted(func) or ""
+        method = method_name(node)
+        qualified = self.qualname(func)
+        if any(word in last_name(name).lower() for word in DETACHING_WORDS) or qualified in VARIABLE:
+            return 0
+        if method in SCALAR_METHODS or method in NO_GRAPH_TENSOR_METHODS or name in PLAIN_BUILTINS:
+            return 0
+        args = [a.value for a in node.args]
+        arg_level = max((self.level(a, tainted) for a in args), default=0)
+        if self.facts.callee(func, self.chain) == "module":
+            return 2 if arg_level else 0
+        if qualified is not None:
+            if qualified.startswith("torch.") and not qualified.startswith(NOT_MATH):
+                flat = args + [e.value for a in args if isinstance(a, (cst.List, cst.Tuple)) for e in a.elements]
+                return self._math(flat, tainted)
+            return 0
+        if isinstance(func, cst.Attribute):
+            receiver = self.level(func.value, tainted)
+            if receiver:
+                return max(receiver, arg_level)
+            return 0
+        if name in ("tuple", "list"):
+            return arg_level
+        return 0
+
+
+def state_name(name: str) -> bool:
+    """A name that can hold recurrent state: ``h`` or ``self.h``."""
+    return name.count(".") == 0 or (name.count(".") == 1 and name.startswith("self."))
+
+
+def carry_assignments(facts: "Facts", region: cst.CSTNode
+                       ) -> List[Tuple[cst.CSTNode, List[str], Optional[cst.CSTNode]]]:
+    """(statement, bound names, value) for every binding in ``region``: value is the bound expression, the
+    ``AugAssign`` itself for ``x += v``, None for a fresh binding (a loop or with target)."""
+    found = []
+    for node in facts.expressions(region):
+        if isinstance(node, cst.Assign):
+            names = [dotted(t) for target in node.targets for t in bound_targets(target.target)]
+            found.append((node, [n for n in names if n], node.value))
+        elif isinstance(node, cst.AnnAssign) and node.value is not None:
+            found.append((node, [n for n in (dotted(t) for t in bound_targets(node.target)) if n], node.value))
+        elif isinstance(node, cst.AugAssign):
+            found.append((node, [n for n in (dotted(t) for t in bound_targets(node.target)) if n], node))
+        elif isinstance(node, (cst.For, cst.CompFor)):
+            found.append((node, [n for n in (dotted(t) for t in bound_targets(node.target)) if n], None))
+        elif isinstance(node, cst.WithItem) and node.asname is not None:
+            found.append((node, [n for n in (dotted(t) for t in bound_targets(node.asname.name)) if n], None))
+        elif isinstance(node, cst.NamedExpr):
+            found.append((node, [n for n in (dotted(t) for t in bound_targets(node.target)) if n], node.value))
+    return found
+
+
+def _order(node: cst.CSTNode) -> Iterator[Tuple[bool, str]]:
+    """(is_store, dotted name) for every name read or bound under ``node``, in execution order."""
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        return
+    if isinstance(node, (cst.Assign, cst.AnnAssign)):
+        if node.value is not None:
+            yield from _order(node.value)
+        for target in ([t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]):
+            yield from _stores(target)
+    elif isinstance(node, cst.AugAssign):
+        yield from _order(node.target)
+        yield from _order(node.value)
+        yield from _stores(node.target)
+    elif isinstance(node, cst.For):
+        yield from _order(node.iter)
+        yield from _stores(node.target)
+        for part in (node.body, node.orelse):
+            if part is not None:
+                yield from _order(part)
+    elif isinstance(node, (cst.Name, cst.Attribute)):
+        name = dotted(node)
+        if name:
+            yield False, name
+        if isinstance(node, cst.Attribute):
+            yield from _order(node.value)
+    else:
+        for child in children(node):
+            yield from _order(child)
+
+
+def _stores(target: cst.CSTNode) -> Iterator[Tuple[bool, str]]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _stores(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _stores(target.value)
+    elif isinstance(target, (cst.Name, cst.Attribute)) and dotted(target):
+        yield True, dotted(target)
+        if isinstance(target, cst.Attribute):
+            yield from _order(target.value)
+    else:
+        yield from _order(target)
+
+
+def read_first(facts: "Facts", region: Sequence[cst.CSTNode], name: str) -> bool:
+    """Whether ``name`` is read in ``region`` before it is bound there (it is live when the region starts)."""
+    key = tuple(id(part) for part in region)
+    first = facts.first_uses.get(key)
+    if first is None:
+        first = facts.first_uses[key] = {}
+        for part in region:
+            for is_store, seen in _order(part):
+                first.setdefault(seen, not is_store)
+    return first.get(name, False)
+
+
+def taint(carry: Carry, facts: Facts, chain: Chain, assignments, seed: str) -> Dict[str, int]:
+    tainted = {seed: 1}
+    changed = True
+    while changed:
+        changed = False
+        for stmt, names, value in assignments:
+            if value is None or facts.in_nograd(stmt, chain):
+                continue
+            level = carry.level(value, tainted)
+            for name in names:
+                if name != seed and level > tainted.get(name, 0):
+                    tainted[name] = level
+                    changed = True
+    return tainted
+
+
+def param_names(facts: Facts, flow: Flow, chain: Chain) -> Set[str]:
+    """Names in ``chain``'s scope (and ``self.x`` attributes) that hold parameters or modules."""
+    names = facts.param_names.get(id(chain[0]))
+    if names is None:
+        names = facts.param_names[id(chain[0])] = _scope_param_names(facts, flow, chain)
+    return names
+
+
+def _scope_param_names(facts: Facts, flow: Flow, chain: Chain) -> Set[str]:
+    names: Set[str] = set()
+    owner = facts._method_class(chain)
+    for scope_id in {id(chain[0]), id(facts.module)}:
+        for name in facts.bound.get(scope_id, ()):
+            if any(kind == "value" and is_tensor_source(facts.qualname, value) and requires_grad_source(facts, value)
+                   for kind, value, _ in facts.binds[(scope_id, name)]):
+                names.add(name)
+    if owner is not None:
+        me = self_name(next(s for s in chain if isinstance(s, cst.FunctionDef)))
+        for (cls_name, attr) in facts.self_attrs:
+            if cls_name == owner.name.value:
+                value = flow._class_attr(cls_name, attr)
+                if value == PARAM or (value is not None and value.kind == "module"):
+                    names.add(f"{me}.{attr}")
+    return names
+
+
+def surely_tensor(facts: Facts, node: cst.CSTNode, assignments, depth: int = 0) -> bool:
+    """An expression that is one tensor (so ``.detach()`` can be appended): math on torch calls."""
+    if depth > 8:
+        return False
+    if isinstance(node, cst.BinaryOperation):
+        return any(surely_tensor(facts, side, assignments, depth + 1) for side in (node.left, node.right))
+    if isinstance(node, cst.Call):
+        qualified = facts.qualname(node.func) or ""
+        if qualified.startswith("torch.") and last_name(qualified) in (
+                "mm", "matmul", "bmm", "tanh", "sigmoid", "relu", "cat", "stack", "addmm", "exp", "add", "mul"):
+            return True
+        return method_name(node) in DERIVING_METHODS and surely_tensor(facts, node.func.value, assignments, depth + 1)
+    if isinstance(node, cst.Name):
+        values = [value for _, names, value in assignments if node.value in names]
+        return len(values) == 1 and values[0] is not None and surely_tensor(facts, values[0], assignments, depth + 1)
+    return False
+
+
+def resettable(facts: Facts, cls_name: str, bindings) -> bool:
+    """The class offers its callers a way to reset the state: a ``reset*``/``init_hidden``-like method, or
+    the state is built by one of its methods (``self.hidden = self.init_hidden()``, reused as
+    ``model.hidden = model.init_hidden()`` in a training script elsewhere)."""
+    methods = facts.class_methods(cls_name)
+    if any("reset" in m.lower() or ("init" in m.lower() and ("hidden" in m.lower() or "state" in m.lower()))
+           for m in methods):
+        return True
+    return any(isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+               and dotted(value.func.value) == self_name(method) and value.func.attr.value in methods
+               for value, method in bindings)
+
+
+def function_of(facts: Facts, node: cst.CSTNode) -> Optional[cst.FunctionDef]:
+    if id(node) not in facts.function_of:
+        current = parent(node)
+        while current is not None and not isinstance(current, cst.FunctionDef):
+            current = parent(current)
+        facts.function_of[id(node)] = current
+    return facts.function_of[id(node)]
+
+
+def lazy_init(facts: Facts, stmt: cst.CSTNode, key: str) -> bool:
+    """``if self.hx is None: self.hx = zeros(...)``: a first-call initialisation, not a reset."""
+    current = parent(stmt)
+    while current is not None and not isinstance(current, cst.FunctionDef):
+        if isinstance(current, cst.If):
+            return any(isinstance(n, cst.Comparison) and dotted(n.left) == key and any(
+                isinstance(c.operator, cst.Is) and literal(c.comparator) is None for c in n.comparisons)
+                for n in running_nodes(current.test))
+        current = parent(current)
+    return False
+
+

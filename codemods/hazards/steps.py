@@ -1,0 +1,215 @@
+"""TM610's analysis: a ``backward()`` whose graph holds a forward of parameters that an ``optimizer.step()``
+between the two updated in place.
+
+Within each block, statement by statement: what each statement binds and reads (reads under ``.detach()``,
+``.data``, ``.item()`` carry no graph), which modules it calls (by dotted path: ``D``, ``self.netD``), which
+optimizers it steps and what it back-propagates. For every backward the statements its loss depends on are
+followed back through the block; a forward among them that ran before a step of an optimizer over that
+module's parameters is a ``StaleStep``. An optimizer's modules are the ``X`` of ``X.parameters()`` in its
+constructor (through one assignment: ``params = list(G.parameters()) + ...``); an optimizer the file does not
+show is unknown and never matched. Forwards under ``no_grad`` build no graph.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from codemods import torchapi
+from codemods.hazards.analysis import covers, is_backward, is_optimizer_call, running_nodes
+from codemods.model import BindingKind, GradMode, Scope, SemanticModel
+from codemods.names import dotted
+from codemods.syntax import method_name
+from codemods.walk import parent, walk
+
+# Reads through these carry no graph.
+_CUT = torchapi.NO_GRAPH_ATTRIBUTES | torchapi.VALUE_METHODS | {"detach"}
+
+
+# Module methods that run no forward.
+_MODULE_API = torchapi.MODULE_METHODS - {"forward"} | torchapi.MODULE_SELF_METHODS | {
+    "zero_grad", "state_dict", "load_state_dict", "requires_grad_", "buffers", "named_buffers", "apply",
+    "share_memory", "register_parameter", "add_module", "step"}
+
+
+@dataclass
+class _Statement:
+    binds: Set[str] = field(default_factory=set)
+    reads: Set[str] = field(default_factory=set)
+    forwards: List[Tuple[str, cst.Call]] = field(default_factory=list)
+    steps: List[Tuple[cst.Call, FrozenSet[str]]] = field(default_factory=list)
+    backwards: List[Tuple[cst.Call, Set[str]]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class StaleStep:
+    forward: cst.Call  # the module call whose graph the backward goes through
+    step: cst.Call  # the optimizer step that updated that module's parameters in between
+    backward: cst.Call
+
+
+class Steps:
+    def __init__(self, model: SemanticModel):
+        self.model = model
+        self._optimizers: Dict[Tuple[int, str], Optional[FrozenSet[str]]] = {}
+
+    def stale(self, module: cst.Module) -> List[StaleStep]:
+        found: List[StaleStep] = []
+        for node in walk(module):
+            body = node.body if type(node) in (cst.Module, cst.IndentedBlock) else None
+            if body and any(self._has_step(stmt) for stmt in body):
+                found.extend(self._block(list(body)))
+        return found
+
+    @staticmethod
+    def _has_step(stmt: cst.CSTNode) -> bool:
+        return any(method_name(n) == "step" for n in running_nodes(stmt))
+
+    def _block(self, body: List[cst.CSTNode]) -> List[StaleStep]:
+        infos = [self._statement(stmt) for stmt in body]
+        found = []
+        for k, info in enumerate(infos):
+            for backward, needed in info.backwards:
+                # names the backward's own statement binds (a loop or ``with`` around it) come from inside it
+                forwards = self._dependencies(infos, k, set(needed) - info.binds)
+                for j in range(k - 1, -1, -1):
+                    for step, modules in infos[j].steps:
+                        stale = next((call for i, path, call in forwards if i < j and covers(modules, path)), None)
+                        if stale is not None:
+                            found.append(StaleStep(stale, step, backward))
+        return found
+
+    @staticmethod
+    def _dependencies(infos: List[_Statement], k: int, needed: Set[str]) -> List[Tuple[int, str, cst.Call]]:
+        """The module calls (statement index, path, call) the values in ``needed`` at statement ``k`` come from."""
+        forwards = []
+        for i in range(k - 1, -1, -1):
+            info = infos[i]
+            if not info.binds & needed:
+                continue
+            needed = (needed - info.binds) | info.reads
+            forwards.extend((i, path, call) for path, call in info.forwards)
+        return forwards
+
+    # -- one statement ----------------------------------------------------------------------------
+    def _statement(self, stmt: cst.CSTNode) -> _Statement:
+        info = _Statement()
+        scope = self.model.scope_of(stmt)
+        for node in running_nodes(stmt):
+            kind = type(node)
+            if kind is cst.AssignTarget or kind in (cst.AugAssign, cst.AnnAssign):
+                info.binds |= _names(node.target)
+            elif kind in (cst.For, cst.CompFor):
+                info.binds |= _names(node.target)
+            elif kind is cst.WithItem and node.asname is not None:
+                info.binds |= _names(node.asname.name)
+            elif kind is cst.Call:
+                self._call(node, scope, info)
+        info.reads = _reads(stmt)
+        return info
+
+    def _call(self, call: cst.Call, scope: Scope, info: _Statement) -> None:
+        if is_backward(self.model.qualname, call):
+            receiver = call.func.value if method_name(call) == "backward" else (
+                call.args[0].value if call.args else None)
+            if receiver is not None:
+                info.backwards.append((call, _reads(receiver)))
+            return
+        if method_name(call) == "step" and not call.args:
+            modules = self.optimizer_modules(call.func.value, scope)
+            if modules:
+                info.steps.append((call, modules))
+            return
+        path = dotted(call.func)
+        if path and path.rpartition(".")[2] not in _MODULE_API and self.model.qualname(call.func) is None \
+                and self.model.grad_mode(call) is not GradMode.OFF and not _detached(call):
+            info.forwards.append((path, call))
+
+    def optimizer_modules(self, expr: cst.CSTNode, scope: Scope) -> Optional[FrozenSet[str]]:
+        """The modules whose parameters the optimizer ``expr`` (a name or ``self.x``) updates."""
+        if type(expr) is cst.Name:
+            _, bindings = self.model.lookup(expr.value, scope)
+            values = [(b.value, scope) for b in bindings or () if b.kind is BindingKind.ASSIGN]
+            if not bindings or len(values) != len(bindings):
+                return None
+        elif type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value == "self":
+            values = [(value, where) for where, value in self.model.self_attribute_values(expr.attr.value, scope)]
+        else:
+            return None
+        modules: Set[str] = set()
+        for value, where in values:
+            if type(value) is not cst.Call or not is_optimizer_call(self.model, value):
+                return None
+            found = self._parameter_sources(value, where, 0)
+            if not found:
+                return None
+            modules |= found
+        return frozenset(modules) or None
+
+    def _parameter_sources(self, node: cst.CSTNode, scope: Scope, depth: int) -> Set[str]:
+        found = set()
+        for inner in walk(node):
+            if method_name(inner) in ("parameters", "named_parameters"):
+                path = dotted(inner.func.value)
+                if path:
+                    found.add(path)
+            elif type(inner) is cst.Name and depth < 1 and inner is not node:
+                _, bindings = self.model.lookup(inner.value, scope)
+                for binding in bindings or ():
+                    if binding.kind is BindingKind.ASSIGN:
+                        found |= self._parameter_sources(binding.value, scope, depth + 1)
+        return found
+
+
+def steps(ctx) -> Steps:
+    return Steps(ctx.model)
+
+
+def _names(target: cst.CSTNode) -> Set[str]:
+    if type(target) in (cst.Tuple, cst.List):
+        return set().union(*(_names(e.value) for e in target.elements)) if target.elements else set()
+    if type(target) is cst.StarredElement:
+        return _names(target.value)
+    path = dotted(target) if type(target) in (cst.Name, cst.Attribute) else None
+    return {path} if path else set()
+
+
+def _reads(node: cst.CSTNode) -> Set[str]:
+    """The names (and ``self.x`` paths) whose values ``node`` reads with their graph: not callees, not
+    assignment targets, not reads through ``.detach()``/``.data``/``.item()``."""
+    found = set()
+    for name in running_nodes(node):
+        if type(name) is not cst.Name or _bound_here(name) or _detached(name):
+            continue
+        up, chain = parent(name), name
+        if type(up) is cst.Call and up.func is name:
+            continue  # a function or module called
+        paths = [name.value]
+        while type(up) is cst.Attribute and up.value is chain:
+            if up.attr.value in _CUT:
+                paths = []
+                break
+            chain, up = up, parent(up)
+            paths.append(dotted(chain) or "")
+        found.update(p for p in paths if p)
+    return found
+
+
+def _detached(node: cst.CSTNode) -> bool:
+    """``node``'s value reaches its statement only through ``.detach()``, ``.data``, ``.item()``."""
+    child, up = node, parent(node)
+    while up is not None and not isinstance(up, cst.BaseStatement):
+        if type(up) is cst.Attribute and up.value is child and up.attr.value in _CUT:
+            return True
+        child, up = up, parent(up)
+    return False
+
+
+def _bound_here(name: cst.Name) -> bool:
+    """``name`` is (part of) an assignment, loop or ``with`` target."""
+    child, up = name, parent(name)
+    while type(up) in (cst.Tuple, cst.List, cst.Element, cst.StarredElement):
+        child, up = up, parent(up)
+    return (type(up) is cst.AssignTarget or type(up) is cst.AsName or
+            type(up) in (cst.For, cst.CompFor, cst.AnnAssign) and up.target is child)
