@@ -3,8 +3,8 @@
 A family is a package with one rule per module (``data/tm301_data_index_zero.py`` holds ``RULE``),
 found by ``family_rules``, or (until it is ported) a module that exports ``RULES``.
 Families (codes by hundred):
-  TM1xx variable.py   ``torch.autograd.Variable`` and ``volatile``
-  TM2xx device.py     ``.cuda()``/``torch.cuda.*Tensor`` -> one ``torch.device``; asynckw.py (TM203)
+  TM1xx variable/     ``torch.autograd.Variable`` and ``volatile``
+  TM2xx device/       ``.cuda()``/``torch.cuda.*Tensor`` -> one ``torch.device``; asynckw.py (TM203)
   TM3xx data/         ``.data[0]``, ``.data`` reads and manual updates
   TM4xx deprecated/  renamed functions, changed signatures, removed keywords and modules (tables in torchapi/)
   TM5xx current.py    behaviour changes after 0.4 (``torch.load``, ``torch.full``, ...)

@@ -16,6 +16,7 @@ import libcst as cst
 
 from codemods.model import SemanticModel
 from codemods.names import ImportMap
+from codemods.repo import FileView
 from codemods.versions import Version, supports
 
 SUPPRESSION = re.compile(r"#\s*torch-migrate:\s*ignore(?:\[(?P<codes>[A-Z0-9_, ]+)\])?")
@@ -70,6 +71,7 @@ class FileContext:
     removed_imports: list = field(default_factory=list)
     codes: frozenset = frozenset()  # the codes of the rules running on this file
     min_torch: Version = ()  # the oldest torch the project supports (--min-torch); () means no limit
+    repo: Optional[FileView] = None  # the file in the run's repository index (``codemods.repo``); None alone
     _analyses: Dict[Callable, object] = field(default_factory=dict, repr=False)
 
     def analysis(self, build: Callable[["FileContext"], Analysis]) -> Analysis:
@@ -108,6 +110,9 @@ class FileContext:
         self.added_imports.append((module, obj, asname))
 
     def remove_import_if_unused(self, module: str, obj: Optional[str] = None, asname: Optional[str] = None) -> None:
+        """Unless another file of the tree reads the name through this one (``from model import *``)."""
+        if self.repo is not None and self.repo.keeps(asname or obj or module.split(".")[0]):
+            return
         self.removed_imports.append((module, obj, asname))
 
 

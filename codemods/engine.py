@@ -22,6 +22,7 @@ from codemods.finding import Finding
 from codemods.imports import add_imports, remove_unused_imports
 from codemods.names import ImportMap
 from codemods.positions import NEWLINE, positions
+from codemods.repo import FileView
 from codemods.versions import Version, spell
 from codemods.walk import children, indexed, parent
 
@@ -113,8 +114,9 @@ class _ApplyFixes(cst.CSTTransformer):
 
 
 def run_rules(text: str, rules: Sequence[type], *, unsafe_fixes: bool = False, fix: bool = True,
-              min_torch: Version = ()) -> Outcome:
+              min_torch: Version = (), repo: Optional[FileView] = None) -> Outcome:
     """Apply ``rules`` (Rule or TextRule classes) to ``text``; no fix needs a torch newer than ``min_torch``.
+    ``repo``: the file's view of the run's repository index (names from other files of the tree).
 
     Raises ``libcst.ParserSyntaxError`` when the text cannot be parsed.
     """
@@ -133,7 +135,8 @@ def run_rules(text: str, rules: Sequence[type], *, unsafe_fixes: bool = False, f
 
     module = cst.parse_module(text)
     with indexed(module):  # the walks of every rule family, and of the import clean-up, share it
-        fixed = _tree_pass(module, rules, lines, findings, unsafe_fixes=unsafe_fixes, fix=fix, min_torch=min_torch)
+        fixed = _tree_pass(module, rules, lines, findings, unsafe_fixes=unsafe_fixes, fix=fix, min_torch=min_torch,
+                           repo=repo)
     findings.sort(key=lambda f: (f.line, f.col, f.code))
     if not fix:
         return Outcome(original, findings)
@@ -148,10 +151,14 @@ def _too_new(rule: Rule, ctx: FileContext) -> str:
 
 
 def _tree_pass(module: cst.Module, rules: Sequence[type], lines: List[str], findings: List[Finding], *,
-               unsafe_fixes: bool, fix: bool, min_torch: Version) -> Optional[cst.Module]:
+               unsafe_fixes: bool, fix: bool, min_torch: Version, repo: Optional[FileView] = None
+               ) -> Optional[cst.Module]:
     """Run the tree rules, add their findings; the fixed module, or None when no fix applies."""
-    ctx = FileContext(module=module, imports=ImportMap(module), unsafe_fixes=unsafe_fixes,
-                      codes=frozenset(cls.code for cls in rules), min_torch=min_torch)
+    imports = ImportMap(module)
+    if repo is not None:
+        imports.reach(repo.reaching)
+    ctx = FileContext(module=module, imports=imports, unsafe_fixes=unsafe_fixes,
+                      codes=frozenset(cls.code for cls in rules), min_torch=min_torch, repo=repo)
     tree_rules = [cls(ctx) for cls in rules if not issubclass(cls, TextRule)]
     dispatcher = _Dispatcher(ctx, tree_rules)
     dispatcher.run(module)

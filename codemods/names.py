@@ -64,6 +64,13 @@ class ImportMap:
         for name in self.rebound:
             self.aliases.pop(name, None)
 
+    def reach(self, names: Dict[str, str]) -> None:
+        """Names other files of the tree give this one (``from model import *``: ``Variable`` ->
+        ``torch.autograd.Variable``), unless the file binds them itself."""
+        for local, qualified in names.items():
+            if local not in self.rebound:
+                self.aliases[local] = qualified
+
     def qualname(self, node: cst.CSTNode) -> Optional[str]:
         """The qualified name ``node`` denotes, or ``None`` if it is not an import."""
         if _base_name(node) not in self.aliases:

@@ -116,3 +116,15 @@ def release_import(ctx, old: cst.CSTNode) -> None:
     elif type(old) is cst.Attribute and head != full.split(".")[0]:  # whichever of the two the file has
         ctx.remove_import_if_unused(full, None, head)
         ctx.remove_import_if_unused(module, obj, head if head != obj else None)
+
+
+def keep_comments(call: cst.Call, arg: cst.Arg, replacement: cst.BaseExpression) -> cst.BaseExpression:
+    """``replacement`` for a wrapper ``call`` that goes, keeping ``arg``'s value: where the call's line breaks
+    around ``arg`` hold a comment (``Variable(\\n    batch,   # the input\\n)``), parentheses take them over, so
+    that the comment stays where it was."""
+    before = call.whitespace_before_args
+    after = arg.comma.whitespace_after if type(arg.comma) is cst.Comma else arg.whitespace_after_arg
+    if "#" not in code(before) + code(after):
+        return replacement
+    return replacement.with_changes(lpar=[cst.LeftParen(whitespace_after=before), *replacement.lpar],
+                                    rpar=[*replacement.rpar, cst.RightParen(whitespace_before=after)])

@@ -32,9 +32,10 @@ def cache_dir() -> Path:
 
 def _fingerprint(options) -> str:
     digest = hashlib.sha1(migrate.__version__.encode())
-    for package in (codemods, migrate):
-        for path in sorted(Path(package.__file__).parent.glob("*.py")):
-            digest.update(path.name.encode() + path.read_bytes())
+    for package in (codemods, migrate):  # with their subpackages (rule families, the semantic model)
+        root = Path(package.__file__).parent
+        for path in sorted(root.rglob("*.py")):
+            digest.update(path.relative_to(root).as_posix().encode() + path.read_bytes())
     digest.update(repr(options).encode())
     return digest.hexdigest()[:20]
 

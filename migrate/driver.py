@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 import codemods
+from codemods import repo
 from codemods.commands import is_command_file
 from codemods.finding import Finding
 from migrate import python2
@@ -392,7 +393,7 @@ def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type
     except SourceError as error:
         result.error = f"{shown}:{error.line}:{error.col}: {error.message}"
         return result
-    result.digest = hashlib.sha1(source.raw).hexdigest()
+    result.digest = hashlib.sha1(source.raw + repo.fingerprint(real, source.raw)).hexdigest()
     if is_command_file(shown.name) and shown.suffix not in (".py", ".ipynb"):
         return _process_commands(shown, real, source, options, _trigger_filter(options.rules_for(shown, rules),
                                                                                source.text), result)
@@ -408,7 +409,7 @@ def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type
 
     try:
         outcome = _on_big_stack(run_rules, source.text, active, unsafe_fixes=options.unsafe_fixes,
-                                min_torch=options.min_torch,
+                                min_torch=options.min_torch, repo=repo.view(real),
                                 fix=options.mode != LINT)
     except cst.ParserSyntaxError as error:
         found = python2.find(source.text)
@@ -598,13 +599,15 @@ def run(
     if options.mode == WRITE:
         for directory in sorted({real.parent for _, real in files}):
             remove_stale_temps(directory)
+    repo.index_files([real for _, real in files])  # names that travel between files (``from model import *``)
     results: List[Optional[FileResult]] = [None] * len(files)
     pending = []
     for index, (shown, real) in enumerate(files):
         findings = None
         if cache is not None:
             try:
-                digest = hashlib.sha1(real.read_bytes()).hexdigest()
+                data = real.read_bytes()
+                digest = hashlib.sha1(data + repo.fingerprint(real, data)).hexdigest()
                 findings = cache.get(digest)
             except OSError:
                 pass  # reported by the worker that tries to read it

@@ -293,6 +293,11 @@ class Collector:
                 self._uses_scope().passed.setdefault(arg.value.value, []).append(node)
                 self.escapes.add(arg.value.value)
 
+    def _element(self, node: cst.CSTNode) -> None:
+        """A name stored in a list, tuple, set or dict (``helpers = [to_var]``) may be called from anywhere."""
+        if type(node.value) is cst.Name:
+            self.escapes.add(node.value.value)
+
     def _attribute(self, node: cst.Attribute) -> None:
         self.has.add(node.attr.value)
         if type(node.value) is cst.Name:
@@ -315,7 +320,7 @@ _HANDLERS = {
     cst.NamedExpr: Collector._walrus, cst.Del: Collector._delete, cst.Import: Collector._import,
     cst.ImportFrom: Collector._import, cst.Global: Collector._declare, cst.Nonlocal: Collector._declare,
     cst.Return: Collector._return, cst.Call: Collector._call, cst.Attribute: Collector._attribute,
-    cst.Subscript: Collector._subscript,
+    cst.Subscript: Collector._subscript, cst.Element: Collector._element, cst.DictElement: Collector._element,
 }
 
 

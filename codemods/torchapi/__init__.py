@@ -86,6 +86,15 @@ DERIVING_METHODS = frozenset({
     "relu", "softmax", "log_softmax", "mm", "matmul", "bmm", "mv", "dot", "mul", "add", "sub", "div", "clamp",
     "flip", "roll", "cumsum", "diag", "tril", "triu", "masked_fill", "lerp", "addmm", "outer", "square",
     "logsumexp", "unfold", "index_add", "scatter", "scatter_add", "repeat_interleave", "tile", "movedim"})
+# Methods whose arguments (device, dtype, shape, indices) never bring autograd history in: the result has a
+# graph only if the receiver has one.
+RECEIVER_HISTORY_METHODS = frozenset({
+    "cuda", "cpu", "to", "type", "type_as", "float", "double", "half", "bfloat16", "long", "int", "short",
+    "char", "byte", "bool", "view", "view_as", "reshape", "reshape_as", "expand", "expand_as", "unsqueeze",
+    "squeeze", "unsqueeze_", "squeeze_", "t", "t_", "transpose", "transpose_", "permute", "contiguous",
+    "clone", "narrow", "select", "flatten", "repeat", "chunk", "split", "index_select", "gather",
+    "masked_select", "pin_memory", "share_memory_", "resize_", "resize_as_", "zero_", "normal_",
+    "uniform_", "random_", "bernoulli_", "exponential_", "geometric_", "cauchy_", "log_normal_"})
 # Methods that may return the tensor itself (a leaf may stay a leaf).
 IDENTITY_METHODS = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "type", "type_as",
                               "contiguous", "pin_memory"})

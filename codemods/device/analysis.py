@@ -1,76 +1,30 @@
-"""TM2xx: hard-coded CUDA becomes one ``torch.device``; legacy typed constructors become factories.
+"""The device family's plan: one per file, from one walk (``_Facts``), keyed by the id of the node each
+rule reports on (``actions``: an ``Act`` with its details, fix and safety; the rule that owns the act
+reports it with its own message).
 
-0.3-era scripts pick the GPU with ``.cuda()``, ``torch.cuda.FloatTensor`` and
-``if args.cuda:`` guards around every transfer. Since 0.4 the idiom is one
-``device = torch.device(...)`` and ``.to(device)``, and the same code runs on a
-CPU-only machine, where ``torch.cuda.FloatTensor(...)``,
-``.type(torch.cuda.FloatTensor)``, ``torch.cuda.set_device`` and
-``torch.cuda.synchronize`` raise.
-
-The rules share one plan per file (``_Plan``, from one walk: ``_Facts``):
-
-- The device. An existing ``device = torch.device(...)`` (also ``args.device =``,
-  ``self.device =`` for the methods of its class, or a ``"cuda" if ... else "cpu"``
-  string) is reused, and a ``device`` parameter serves its own function.
-  Otherwise one is defined from the script's flag, right after the statement that
-  sets it: ``args.cuda = ... torch.cuda.is_available()``, else the name that
-  guards the ``.cuda()`` calls (``if opt.cuda:`` -> after ``opt = parser.parse_args()``,
-  also when ``opt`` is built in ``main()`` and passed to ``train(opt)``); without a
-  flag, from ``torch.cuda.is_available()`` after the imports. A flag set in
-  ``main()`` and read by ``train(args)`` gets ``args.device``, attached to the
-  object that carries the flag, so every function that sees the flag sees the
-  device; otherwise a plain name (``device``, ``torch_device`` if ``device`` is
-  taken). A use the device cannot reach (``.cuda()`` in a helper that sees neither
-  the device nor the flag, or before the flag is set) is a diagnostic.
-- Every ``.cuda()`` goes to that one device: on a CPU-only machine and with the
-  flag on a GPU machine nothing changes; with ``--no-cuda`` on a GPU machine the
-  legacy script left unguarded ``.cuda()`` calls on the GPU (mixed devices), the
-  migrated one stays on the CPU.
-- ``.cuda(k)`` keeps its index in the device string (``"cuda:k"``) when the file
-  uses one literal index (0, or k without unindexed calls) and never calls
-  ``set_device``; other indices are diagnostics. ``.cuda()`` means the current
-  device, which is what ``torch.device("cuda")`` means too.
-- ``if <flag>:`` around transfers only (``x = x.cuda()``, ``model.cuda()``, with an
-  ``else`` of ``.cpu()`` or the value itself; ``return x.cuda()`` only with such an
-  ``else``) disappears when the flag is the device's condition: when it is false the
-  device is the CPU and ``.to(cpu)`` returns its receiver itself. ``if x.is_cuda:
-  y = y.cuda()`` becomes ``y = y.to(x.device)``. Storages (``map_location=lambda
-  storage, loc: storage.cuda()``) get ``.to(device=...)``: their ``to`` takes no
-  positional device.
-- ``torch.FloatTensor(2, 3)`` (uninitialised memory) becomes ``torch.empty(2, 3)``,
-  ``torch.FloatTensor([1, 2])`` (data) ``torch.tensor([1, 2], dtype=torch.float32)``.
-  One argument of unknown kind is a diagnostic: a size or a sequence? a float32
-  numpy array, whose memory the legacy constructor shares? When an in-place
-  initialiser follows (``torch.LongTensor(n).random_(0, 10)``) the contents did not
-  matter, so the argument is taken for a size by an unsafe fix.
+The device is a decision of the whole file (which flag, which definition, where it is inserted, whether a
+guard can go), so the four rules share it; a device is only defined when a selected rule's applied fix uses
+it. What the plan decides is described in the family's docstring (``codemods/device/__init__.py``).
 """
 from __future__ import annotations
 
+import enum
 import re
 from dataclasses import dataclass
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from codemods.base import Example, Rule
 from codemods.base import SUPPRESSION
 from codemods.names import dotted
-from codemods.walk import children
+from codemods.syntax import TIGHT_EQUAL, code, keyword, string
+from codemods.walk import children, parent
+from codemods import torchapi
 from codemods.torchapi import IN_PLACE_INITIALISERS
 
-# Legacy tensor type -> the ``torch`` dtype it stands for (one table for CPU and ``torch.cuda`` types).
-TENSOR_TYPES: Dict[str, str] = {
-    "FloatTensor": "float32",
-    "DoubleTensor": "float64",
-    "HalfTensor": "float16",
-    "BFloat16Tensor": "bfloat16",
-    "LongTensor": "long",
-    "IntTensor": "int32",
-    "ShortTensor": "int16",
-    "CharTensor": "int8",
-    "ByteTensor": "uint8",
-    "BoolTensor": "bool",
-}
+# Legacy tensor type -> the ``torch`` dtype it stands for, spelled as 0.4-era code spells it (``torch.long``).
+TENSOR_TYPES: Dict[str, str] = {name: {"int64": "long"}.get(dtype, dtype)
+                                for name, dtype in torchapi.TENSOR_TYPE_DTYPES.items()}
 # ``torch.empty`` already makes these (unless the file changes the default dtype): no ``dtype=`` needed.
 DEFAULT_DTYPE_TYPES = frozenset({"FloatTensor", "Tensor"})
 DEFAULT_DTYPE_SETTERS = frozenset({"torch.set_default_dtype", "torch.set_default_tensor_type"})
@@ -93,33 +47,21 @@ _SCOPES = (cst.Module, cst.FunctionDef, cst.Lambda)
 _BLOCKS = (cst.Module, cst.IndentedBlock)
 
 
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)
 
 
 def _condition(node: cst.CSTNode) -> str:
     """Comparable text of a test: no whitespace, no outer parentheses."""
     if isinstance(node, cst.BaseExpression) and node.lpar:
         node = node.with_changes(lpar=(), rpar=())
-    return "".join(_code(node).split())
+    return "".join(code(node).split())
 
 
-def _string(node: Optional[cst.CSTNode]) -> Optional[str]:
-    if isinstance(node, cst.SimpleString):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
-    return None
 
 
 def _keyword(arg: cst.Arg) -> Optional[str]:
     return arg.keyword.value if arg.keyword is not None else None
 
 
-_TIGHT_EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
-
-
-def _kwarg(name: str, value: cst.BaseExpression) -> cst.Arg:
-    return cst.Arg(value, keyword=cst.Name(name), equal=_TIGHT_EQUAL)
 
 
 def _span(node: cst.CSTNode) -> int:
@@ -252,12 +194,10 @@ class _Facts(_Walker):
         self.bindings: Dict[Tuple[int, str], List[_Binding]] = {}
         self.globals: Dict[int, Set[str]] = {}
         self.scopes: Dict[int, cst.CSTNode] = {}
-        self.owners: Dict[int, cst.ClassDef] = {}  # method -> its class
         self.flags: List[Tuple[str, _Binding, cst.CSTNode]] = []  # ``x = ... torch.cuda.is_available() ...``
         self.devices: List[Tuple[str, _Binding, cst.CSTNode]] = []  # ``x = torch.device(...)``
         self.device_params: List[cst.FunctionDef] = []
         self.selections: List[Tuple[str, str, Optional[cst.CSTNode], cst.SimpleStatementLine, _Where]] = []
-        self.parents: Dict[int, cst.CSTNode] = {}  # statement -> its block
         self.names: Set[str] = set()
         self.attributes: Set[str] = set()
         self.options: Set[str] = set()  # argparse dests ...
@@ -285,7 +225,7 @@ class _Facts(_Walker):
         if lines and kind == "assign":
             at = lines[-1]
             line = self.stack[at]
-            top = all(isinstance(n, cst.IndentedBlock) or (isinstance(n, cst.If) and "__name__" in _code(n.test))
+            top = all(isinstance(n, cst.IndentedBlock) or (isinstance(n, cst.If) and "__name__" in code(n.test))
                       for n in self.stack[self.stack.index(scope) + 1: at])
             start = self.starts[id(line)]
         self.bindings.setdefault((id(scope), name), []).append(_Binding(kind, value, line, start, top))
@@ -341,8 +281,6 @@ class _Facts(_Walker):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._bind(node.name, "other", scope=self._scope(skip=1))
-        if len(self.stack) > 2 and isinstance(self.stack[-3], cst.ClassDef):
-            self.owners[id(node)] = self.stack[-3]
         self.defines_cuda = self.defines_cuda or node.name.value == "cuda"
         self._params(node.params, node)
 
@@ -372,11 +310,7 @@ class _Facts(_Walker):
             self.attributes.add(name)
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self.parents[id(node)] = self.stack[-2]
         self.starts[id(node)] = self.count
-
-    def visit_If(self, node: cst.If) -> None:
-        self.parents[id(node)] = self.stack[-2]
 
     # -- sites ------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -405,7 +339,7 @@ class _Facts(_Walker):
         elif qualified in DEFAULT_DTYPE_SETTERS:
             self.sets_default_dtype = True
             arg = node.args[0].value if node.args else None
-            spelled = (_string(arg) or self.qualname(arg) or "") if arg is not None else ""
+            spelled = (string(arg) or self.qualname(arg) or "") if arg is not None else ""
             if spelled.startswith("torch.cuda."):
                 self._cuda_only()  # set_default_tensor_type(torch.cuda.FloatTensor)
         elif qualified in CUDA_ONLY_STATEMENTS:
@@ -422,8 +356,8 @@ class _Facts(_Walker):
 
     def _option(self, node: cst.Call) -> None:
         """argparse ``add_argument``: remember dests, and those declared ``type=int``."""
-        flags = [_string(a.value) for a in node.args if a.keyword is None]
-        dest = next((_string(a.value) for a in node.args if _keyword(a) == "dest"), None)
+        flags = [string(a.value) for a in node.args if a.keyword is None]
+        dest = next((string(a.value) for a in node.args if _keyword(a) == "dest"), None)
         longs = [f for f in flags if f and f.startswith("--")]
         name = dest or (longs[0][2:].replace("-", "_") if longs else None)
         if name is None:
@@ -437,7 +371,7 @@ class _Facts(_Walker):
         if isinstance(value, cst.Call):
             return self.qualname(value.func) == "torch.device"
         if isinstance(value, cst.IfExp):  # "cuda" if use_cuda else "cpu"
-            strings = (_string(value.body), _string(value.orelse))
+            strings = (string(value.body), string(value.orelse))
             return None not in strings and "cpu" in strings and any(s.startswith("cuda") for s in strings)
         return False
 
@@ -463,6 +397,13 @@ class _Facts(_Walker):
         if test is not None and self.qualname(value.orelse) != f"torch.{last}":
             return
         self.selections.append((target, last, test, line, self.where()))
+
+
+def _class_of(node: cst.CSTNode) -> Optional[cst.ClassDef]:
+    """The class whose method ``node`` is (its body's statement), else ``None``."""
+    block = parent(node) if type(node) is cst.FunctionDef else None
+    owner = parent(block) if block is not None else None
+    return owner if type(owner) is cst.ClassDef else None
 
 
 def _is_plain(node: cst.CSTNode) -> bool:
@@ -493,9 +434,9 @@ def _transfers(target: Optional[cst.CSTNode], value: cst.CSTNode, method: str) -
         receiver = value
     else:
         return None
-    if not _is_plain(receiver) or (target is not None and _code(target) != _code(receiver)):
+    if not _is_plain(receiver) or (target is not None and code(target) != code(receiver)):
         return None
-    return [_code(receiver)]
+    return [code(receiver)]
 
 
 def _block_transfers(body: cst.BaseSuite, method: str) -> Optional[List[Tuple[str, str]]]:
@@ -537,15 +478,41 @@ def _unwrap_if(node: cst.If) -> cst.FlattenSentinel:
     return cst.FlattenSentinel(statements)
 
 
-Action = Tuple[str, str, Optional[Callable], bool]  # (code, message, fix, unsafe)
+class Act(enum.Enum):
+    """What the plan decided for one node (detail: the strings its message needs)."""
+
+    MOVE = "move"  # ``.cuda()`` -> ``.to(device)`` (device)
+    MOVE_UNREACHABLE = "move-unreachable"  # ``.cuda()`` that no device (nor flag) reaches
+    MOVE_OTHER_INDEX = "move-other-index"  # ``.cuda(k)`` with an index the one device does not have
+    GUARD = "guard"  # ``if flag:`` around transfers only goes (device)
+    GUARD_EXPRESSION = "guard-expression"  # ``x.cuda() if flag else x`` (device)
+    CUDA_CONSTRUCTOR = "cuda-constructor"  # ``torch.cuda.X(...)`` -> ``torch.empty/tensor`` (type, form, initialised)
+    CUDA_CONSTRUCTOR_UNKNOWN = "cuda-constructor-unknown"  # one argument: a size or data? (type)
+    CUDA_CONSTRUCTOR_UNREACHABLE = "cuda-constructor-unreachable"  # no device in scope (type)
+    CONSTRUCTOR = "constructor"  # ``torch.X(...)`` -> ``torch.empty/tensor`` (type, form, initialised)
+    CONSTRUCTOR_UNKNOWN = "constructor-unknown"  # (type)
+    TYPE_CALL = "type-call"  # ``.type(torch.cuda.X)`` -> ``.to(device, dtype)`` (type, device, dtype)
+    TYPE_CALL_UNREACHABLE = "type-call-unreachable"  # (type)
+    SELECTION = "selection"  # ``T = torch.cuda.X if flag else torch.X`` goes (name, device)
+    SELECTION_KEPT = "selection-kept"  # (name, type, problem)
+    CUDA_ONLY = "cuda-only"  # ``torch.cuda.set_device(...)`` gets an ``is_available()`` guard
+    DEFINITION = "definition"  # the device's definition (definition; for: the code whose fixes use it)
 
 
-class _Plan:
+class Action(NamedTuple):
+    act: Act
+    detail: Dict[str, str]
+    fix: Optional[Callable]
+    unsafe: bool
+
+
+class DevicePlan:
     """Every decision of the family for one file, keyed by the id of the node each rule reports on."""
 
-    def __init__(self, ctx, codes: Set[str]):
+    def __init__(self, ctx, codes: Set[str], owners: Dict["Act", str]):
         self.ctx = ctx
         self.codes = codes
+        self.owners = owners
         self.facts = _Facts(ctx.module, ctx.qualname)
         self.torch = ctx.imports.local_name("torch") or "torch"
         self.actions: Dict[int, List[Action]] = {}
@@ -568,14 +535,15 @@ class _Plan:
         self._plan_definition()
 
     # -- helpers ----------------------------------------------------------------------
-    def _add(self, node: cst.CSTNode, code: str, message: str, fix: Optional[Callable] = None, *,
+    def _add(self, node: cst.CSTNode, act: "Act", detail: Dict[str, str], fix: Optional[Callable] = None, *,
              unsafe: bool = False, where: Optional[_Where] = None, device: Optional[_Device] = None) -> None:
-        self.actions.setdefault(id(node), []).append((code, message, fix, unsafe))
-        if device is not None and device is self.device and fix is not None and self._applies(code, where, unsafe):
-            self.users.add(code)
+        self.actions.setdefault(id(node), []).append(Action(act, detail, fix, unsafe))
+        if device is not None and device is self.device and fix is not None and self._applies(act, where, unsafe):
+            self.users.add(self.owners[act])
 
-    def _applies(self, code: str, where: Optional[_Where], unsafe: bool = False) -> bool:
-        """Would a fix of ``code`` at ``where`` be applied (rule selected, not suppressed, safe enough)?"""
+    def _applies(self, act: "Act", where: Optional[_Where], unsafe: bool = False) -> bool:
+        """Would a fix of ``act`` at ``where`` be applied (its rule selected, not suppressed, safe enough)?"""
+        code = self.owners.get(act)
         if code not in self.codes or (unsafe and not self.ctx.unsafe_fixes):
             return False
         comment = where.line.trailing_whitespace.comment if where is not None and where.line is not None else None
@@ -612,8 +580,8 @@ class _Plan:
                 continue
             value = binding.value
             choice = value.args[0].value if isinstance(value, cst.Call) and value.args else value
-            strings = [_string(n) for n in (choice.body, choice.orelse)] if isinstance(choice, cst.IfExp) else [
-                _string(choice)]
+            strings = [string(n) for n in (choice.body, choice.orelse)] if isinstance(choice, cst.IfExp) else [
+                string(choice)]
             cuda = next((s for s in strings if s and s.startswith("cuda")), "")
             index = int(cuda[5:]) if cuda[5:].isdigit() else None
             if isinstance(value, cst.Call) and len(value.args) == 2 and isinstance(value.args[1].value, cst.Integer):
@@ -635,9 +603,9 @@ class _Plan:
                 return device.root is not None and (bool(bindings) or declared_global)
             if bindings and name not in self.facts.globals.get(id(scope), ()):
                 # the object that carries the flag, passed in (``def train(args)``); ``self`` of the same class
-                owner = self.facts.owners.get(id(device.scope))
+                owner = _class_of(device.scope)
                 return device.root is not None and all(b.kind == "param" for b in bindings) and (
-                    owner is None or self.facts.owners.get(id(scope)) is owner)
+                    owner is None or _class_of(scope) is owner)
         return False
 
     def _find(self, where: _Where) -> Optional[_Device]:
@@ -653,17 +621,17 @@ class _Plan:
         """Where the file's device is needed (before knowing it)."""
         facts = self.facts
         for call, where in facts.cuda_calls:
-            if self._is_cuda_guard(where) is None and self._applies("TM201", where, facts.defines_cuda):
+            if self._is_cuda_guard(where) is None and self._applies(Act.MOVE, where, facts.defines_cuda):
                 yield where
         for _, _, cuda, _, where in facts.constructors:
-            if cuda and self._applies("TM202", where):
+            if cuda and self._applies(Act.CUDA_CONSTRUCTOR, where):
                 yield where
         for call, where in facts.type_calls:
-            if self._cuda_type(call.args[0].value) and self._applies("TM202", where):
+            if self._cuda_type(call.args[0].value) and self._applies(Act.TYPE_CALL, where):
                 yield where
         for target, _, _, _, _ in facts.selections:
             for _, where in self._selection_uses(target) or ():
-                if self._applies("TM202", where):
+                if self._applies(Act.SELECTION, where):
                     yield where
 
     def _create(self, sites: Sequence[_Where]) -> _Device:
@@ -725,13 +693,13 @@ class _Plan:
         binding = found[0][0][0]
         return binding, self.facts.scopes[found[0][1]]
 
-    def _cuda_string(self) -> Tuple[Optional[int], str]:
+    def _cudastring(self) -> Tuple[Optional[int], str]:
         index = self._index_policy()
         return index, ("cuda" if index is None else f"cuda:{index}")
 
     def _modes(self, flag: str, binding: _Binding, scope: cst.CSTNode) -> List[_Device]:
         """A plain name after the flag; for ``obj.flag`` in a function also ``obj.device``."""
-        index, cuda = self._cuda_string()
+        index, cuda = self._cudastring()
         value = f'{self.torch}.device("{cuda}" if {flag} else "cpu")'
         condition = _condition(self._expr(flag))
         name = next(n for n in DEVICE_NAMES if n not in self.facts.names)
@@ -777,7 +745,7 @@ class _Plan:
                 start += 1
             anchor = body[start]
             end = self._end(anchor)
-        index, cuda = self._cuda_string()
+        index, cuda = self._cudastring()
         available = f"{self.torch}.cuda.is_available()"
         name = next(n for n in DEVICE_NAMES if n not in self.facts.names)
         return _Device(name, self.ctx.module, end, None, _condition(self._expr(available)), index,
@@ -820,7 +788,7 @@ class _Plan:
             return "none", None
         if isinstance(value, cst.Name):
             bindings = next((b for b in (self._bound(s, value.value) for s in where.chain) if b), [])
-            values = {_code(b.value) if b.kind == "assign" and isinstance(b.value, cst.Integer) else "" for b in bindings}
+            values = {code(b.value) if b.kind == "assign" and isinstance(b.value, cst.Integer) else "" for b in bindings}
             if len(values) == 1 and "" not in values:
                 value = bindings[0].value
         if isinstance(value, cst.Integer):
@@ -857,25 +825,22 @@ class _Plan:
             else:
                 device = self._find(where)
             if device is None:
-                self._add(call, "TM201", "`.cuda()` where no `torch.device` is in scope (nor the flag it would "
-                          "come from): pass one in and use `.to(device)`")
+                self._add(call, Act.MOVE_UNREACHABLE, {})
             elif not self._index_ok(device, call, where):
-                self._add(call, "TM201", "`.cuda(<index>)` with a GPU index that the file's one device does not "
-                          "have: `.to()` a `torch.device` with that index")
+                self._add(call, Act.MOVE_OTHER_INDEX, {})
             else:
-                fix = self._to_fix(device.expr, keyword=id(call) in self.facts.storages)
-                self._add(call, "TM201", f"`.cuda()` becomes `.to({device.expr})`", fix,
-                          unsafe=unsafe, where=where, device=device)
-                if self._applies("TM201", where, unsafe):
+                fix = self._to_fix(device.expr, by_keyword=id(call) in self.facts.storages)
+                self._add(call, Act.MOVE, {"device": device.expr}, fix, unsafe=unsafe, where=where, device=device)
+                if self._applies(Act.MOVE, where, unsafe):
                     fixed[id(call)] = (device.expr, device.condition)
         self._plan_guards(fixed)
 
-    def _to_fix(self, device: str, dtype: Optional[str] = None, keyword: bool = False) -> Callable:
+    def _to_fix(self, device: str, dtype: Optional[str] = None, by_keyword: bool = False) -> Callable:
         """``x.cuda(0, non_blocking=True)`` / ``x.type(T)`` -> ``x.to(device[, dtype], non_blocking=True)``,
         in the layout of the original arguments."""
         def fix(node: cst.Call) -> cst.Call:
             value = self._expr(device)
-            new = _kwarg("device", value) if keyword else cst.Arg(value)
+            new = keyword("device", value) if by_keyword else cst.Arg(value)
             args = list(node.args)
             if dtype:  # .type(T): T is replaced by the device and the dtype
                 self._need_torch()
@@ -892,7 +857,7 @@ class _Plan:
                 positional = [a for a in args[1:] if a.keyword is None and not a.star]
                 if positional:  # cuda(device, async)
                     at = args.index(positional[0])
-                    args[at] = args[at].with_changes(keyword=cst.Name("non_blocking"), equal=_TIGHT_EQUAL)
+                    args[at] = args[at].with_changes(keyword=cst.Name("non_blocking"), equal=TIGHT_EQUAL)
             return node.with_changes(func=node.func.with_changes(attr=cst.Name("to")), args=args)
         return fix
 
@@ -914,14 +879,13 @@ class _Plan:
             if isinstance(guard, cst.If):
                 moved = _block_transfers(guard.body, "cuda")
                 orelse = guard.orelse
-                if moved and isinstance(self.facts.parents.get(id(guard)), _BLOCKS) and (
+                if moved and isinstance(parent(guard), _BLOCKS) and (
                         (orelse is None and all(kind == "move" for kind, _ in moved))
                         or (isinstance(orelse, cst.Else) and _block_transfers(orelse.body, "cpu") == moved)):
-                    self._add(guard, "TM201", f"the guard only moved values to `{expr}`, which is the CPU when "
-                              "the flag is false (`.to(cpu)` is `.cpu()`, a no-op on CPU values)", _unwrap_if)
+                    self._add(guard, Act.GUARD, {"device": expr}, _unwrap_if)
             elif _transfers(None, guard.body, "cuda") and (
                     _transfers(None, guard.body, "cuda") == _transfers(None, guard.orelse, "cpu")):
-                self._add(guard, "TM201", f"`x.cuda() if flag else x` is `x.to({expr})`",
+                self._add(guard, Act.GUARD_EXPRESSION, {"device": expr},
                           lambda node: node.body.with_changes(lpar=node.lpar, rpar=node.rpar))
 
     # -- constructors ----------------------------------------------------------------------
@@ -991,8 +955,8 @@ class _Plan:
         def fix(node: cst.Call) -> cst.Call:
             args = list(node.args) or [cst.Arg(cst.Integer("0"))]
             dtype = self._dtype(type_name, empty=form == "empty")
-            args += [_kwarg("dtype", self._expr(dtype))] if dtype else []
-            args += [_kwarg("device", self._expr(device))] if device else []
+            args += [keyword("dtype", self._expr(dtype))] if dtype else []
+            args += [keyword("device", self._expr(device))] if device else []
             self._need_torch()
             self._forget(node.func)
             return node.with_changes(func=self._expr(f"{self.torch}.{form}"), args=args)
@@ -1007,28 +971,27 @@ class _Plan:
 
     def _plan_constructors(self) -> None:
         for call, type_name, cuda, filled, where in self.facts.constructors:
-            code = "TM202" if cuda else "TM204"
             spelled = f"torch.cuda.{type_name}" if cuda else f"torch.{type_name}"
             form, unsafe = self._form(call, where, filled)
             if type_name == "Tensor" and form != "empty":
                 continue  # ``torch.Tensor(data)`` is still current API
             if form is None:
                 if not any(a.keyword is not None or a.star == "**" for a in call.args):
-                    self._add(call, code, f"`{spelled}(x)`: `x` may be a size or data (a numpy array shares "
-                              "memory with it): write `torch.empty(size, ...)` or `torch.tensor(data, dtype=...)`")
+                    self._add(call, Act.CUDA_CONSTRUCTOR_UNKNOWN if cuda else Act.CONSTRUCTOR_UNKNOWN,
+                              {"type": spelled})
                 continue
             device = self._find(where) if cuda else None
             if cuda and device is None:
-                self._add(call, code, f"`{spelled}(...)` where no `torch.device` is in scope")
+                self._add(call, Act.CUDA_CONSTRUCTOR_UNREACHABLE, {"type": spelled})
                 continue
-            message = f"`{spelled}(...)` becomes `torch.{form}(...)`" + (
-                " (unsafe: the argument is taken for a size since an in-place initialiser follows)" if unsafe else "")
-            self._add(call, code, message, self._constructor_fix(type_name, form, device and device.expr),
-                      unsafe=unsafe, where=where, device=device)
+            self._add(call, Act.CUDA_CONSTRUCTOR if cuda else Act.CONSTRUCTOR,
+                      {"type": spelled, "form": form, "initialised": "yes" if unsafe else ""},
+                      self._constructor_fix(type_name, form, device and device.expr), unsafe=unsafe, where=where,
+                      device=device)
 
     # -- .type(torch.cuda.X) and type selections ----------------------------------------------
     def _cuda_type(self, node: cst.CSTNode) -> Optional[str]:
-        qualified = _string(node) or self.ctx.qualname(node) or ""
+        qualified = string(node) or self.ctx.qualname(node) or ""
         module, _, last = qualified.rpartition(".")
         return last if module == "torch.cuda" and last in TENSOR_TYPES else None
 
@@ -1039,7 +1002,7 @@ class _Plan:
                 continue
             device = self._find(where)
             if device is None:
-                self._add(call, "TM202", f"`.type(torch.cuda.{type_name})` where no `torch.device` is in scope")
+                self._add(call, Act.TYPE_CALL_UNREACHABLE, {"type": f"torch.cuda.{type_name}"})
                 continue
             dtype = f"{self.torch}.{TENSOR_TYPES[type_name]}"
             to = self._to_fix(device.expr, dtype)
@@ -1049,20 +1012,20 @@ class _Plan:
                 self._forget(type_node)
                 return to(node)
 
-            self._add(call, "TM202", f"`.type(torch.cuda.{type_name})` becomes `.to({device.expr}, {dtype})`", fix,
-                      where=where, device=device)
+            self._add(call, Act.TYPE_CALL, {"type": f"torch.cuda.{type_name}", "device": device.expr, "dtype": dtype},
+                      fix, where=where, device=device)
 
     def _plan_selections(self) -> None:
         """Replace a type selection by dtype + device at every use, or say why it stays."""
         removable: Dict[int, int] = {}  # block -> statements left when its selections go
         for _, _, _, line, _ in self.facts.selections:
-            parent = self.facts.parents.get(id(line))
-            removable[id(parent)] = removable.get(id(parent), len(getattr(parent, "body", ()))) - 1
+            block = parent(line)
+            removable[id(block)] = removable.get(id(block), len(getattr(block, "body", ()))) - 1
         for target, type_name, test, line, where in self.facts.selections:
             uses = self._selection_uses(target)
             device = self._find(where) or (self._find(uses[0][1]) if uses else None)
             problem = None
-            parent = self.facts.parents.get(id(line))
+            block = parent(line)
             if sum(name == target for _, name in self.facts.bindings) != 1 or len(
                     self._bound(where.chain[0], target)) != 1:
                 problem = f"`{target}` is bound more than once"
@@ -1072,9 +1035,9 @@ class _Plan:
                 problem = "no `torch.device` is in scope"
             elif test is not None and _condition(test) != device.condition:
                 problem = f"its condition is not the one `{device.expr}` is built from"
-            elif not isinstance(parent, _BLOCKS) or removable[id(parent)] < 1 or len(line.body) != 1:
+            elif not isinstance(block, _BLOCKS) or removable[id(block)] < 1 or len(line.body) != 1:
                 problem = "the statement cannot be removed"
-            elif not all(self._applies("TM202", w) for w in [where] + [w for _, w in uses]):
+            elif not all(self._applies(Act.SELECTION, w) for w in [where] + [w for _, w in uses]):
                 problem = "a use is suppressed"
             else:
                 forms = []
@@ -1087,17 +1050,17 @@ class _Plan:
                     forms.append(form)
             spelled = f"torch.cuda.{type_name}"
             if problem is not None:
-                self._add(line, "TM202", f"type selection `{target} = {spelled} ...` kept: {problem}")
+                self._add(line, Act.SELECTION_KEPT, {"name": target, "type": spelled, "problem": problem})
                 continue
-            self._add(line, "TM202", f"type selection `{target}` replaced by its dtype and `{device.expr}`",
+            self._add(line, Act.SELECTION, {"name": target, "device": device.expr},
                       lambda node: cst.RemoveFromParent(), where=where, device=device)
             for (use, use_where), form in zip(uses, forms):
                 if form == "to":
                     dtype = f"{self.torch}.{TENSOR_TYPES[type_name]}"
-                    self._add(use, "TM202", f"`.type({target})` becomes `.to({device.expr}, {dtype})`",
+                    self._add(use, Act.TYPE_CALL, {"type": target, "device": device.expr, "dtype": dtype},
                               self._to_fix(device.expr, dtype), where=use_where, device=device)
                 else:
-                    self._add(use, "TM202", f"`{target}(...)` becomes `torch.{form}(...)`",
+                    self._add(use, Act.CUDA_CONSTRUCTOR, {"type": target, "form": form, "initialised": ""},
                               self._constructor_fix(type_name, form, device.expr), where=use_where, device=device)
 
     def _selection_uses(self, name: str) -> Optional[List[Tuple[cst.Call, _Where]]]:
@@ -1119,11 +1082,10 @@ class _Plan:
     # -- calls that need CUDA ------------------------------------------------------------------
     def _plan_cuda_only(self) -> None:
         for line, where in self.facts.cuda_only:
-            if any("cuda" in _code(guard.test).lower() or "gpu" in _code(guard.test).lower()
+            if any("cuda" in code(guard.test).lower() or "gpu" in code(guard.test).lower()
                    for guard, _ in where.guards):
                 continue
-            self._add(line, "TM205", "a CUDA-only call raises on a CPU-only machine: guard it with "
-                      "`torch.cuda.is_available()`", self._guard_fix)
+            self._add(line, Act.CUDA_ONLY, {}, self._guard_fix)
 
     def _guard_fix(self, node: cst.SimpleStatementLine) -> cst.If:
         self._need_torch()
@@ -1152,232 +1114,16 @@ class _Plan:
             self._need_torch()
             return cst.FlattenSentinel([node, statement])
 
-        self._add(device.after, min(self.users), f"one device for the file: `{device.definition}`", fix)
+        self._add(device.after, Act.DEFINITION, {"definition": device.definition, "for": min(self.users)}, fix)
 
 
-def _plan(ctx) -> _Plan:
-    return _Plan(ctx, {rule.code for rule in RULES} & ctx.codes)
+def device_plan(ctx) -> "DevicePlan":
+    """The plan for the file (``ctx.analysis(device_plan)``): which rule owns each ``Act`` comes from the
+    family's rules (their ``kinds``), which of them run from ``ctx.codes``."""
+    import codemods
+
+    rules = codemods.family_rules("device")
+    owners = {act: rule.code for rule in rules for act in getattr(rule, "kinds", ())}
+    return DevicePlan(ctx, {rule.code for rule in rules} & ctx.codes, owners)
 
 
-class _DeviceRule(Rule):
-    """Reports the plan's actions for its own code; the family's rules share one plan per file, built at
-    their first handler call for the device codes selected for the file."""
-
-    def _emit(self, node: cst.CSTNode) -> None:
-        for code, message, fix, unsafe in self.ctx.analysis(_plan).actions.get(id(node), ()):
-            if code == self.code:
-                self.report(node, message, fix, unsafe=unsafe)
-
-
-class _DefinesDevice(_DeviceRule):
-    """A rule whose fixes may need the file's device: it may also report its definition."""
-
-    def visit_Module(self, node: cst.Module) -> None:
-        self._emit(node)
-
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self._emit(node)
-
-
-class CudaToDevice(_DefinesDevice):
-    """``.cuda()`` pins code to a GPU and fails on a CPU-only machine; 0.4 introduced ``torch.device``.
-
-    Every ``.cuda(...)`` becomes ``.to(<the file's device>)`` (``non_blocking=`` kept),
-    the ``if <flag>:`` guards that only moved values disappear, and the device is
-    defined once (see the module docstring for where and from what).
-    """
-
-    code = "TM201"
-    name = "cuda-to-device"
-    summary = "`.cuda()` and `if args.cuda: x = x.cuda()` become one `torch.device` and `.to(device)`"
-    triggers = (".cuda(",)
-    changes = (
-        Example(
-            "import torch\nargs = parser.parse_args()\nargs.cuda = not args.no_cuda and torch.cuda.is_available()\n"
-            "model = Net()\nif args.cuda:\n    model.cuda()\n"
-            "for data, target in loader:\n    if args.cuda:\n        data, target = data.cuda(), target.cuda()\n",
-            "import torch\nargs = parser.parse_args()\nargs.cuda = not args.no_cuda and torch.cuda.is_available()\n"
-            'device = torch.device("cuda" if args.cuda else "cpu")\n'
-            "model = Net()\nmodel.to(device)\n"
-            "for data, target in loader:\n    data, target = data.to(device), target.to(device)\n",
-        ),
-        Example(
-            "import torch\ndef main():\n    args = parser.parse_args()\n"
-            "    args.cuda = not args.no_cuda and torch.cuda.is_available()\n"
-            "    model = Net()\n    if args.cuda:\n        model = torch.nn.DataParallel(model).cuda()\n"
-            "    train(model, args)\n"
-            "def train(model, args):\n    for x in loader:\n        x = x.cuda(non_blocking=True)\n",
-            "import torch\ndef main():\n    args = parser.parse_args()\n"
-            "    args.cuda = not args.no_cuda and torch.cuda.is_available()\n"
-            '    args.device = torch.device("cuda" if args.cuda else "cpu")\n'
-            "    model = Net()\n    if args.cuda:\n        model = torch.nn.DataParallel(model).to(args.device)\n"
-            "    train(model, args)\n"
-            "def train(model, args):\n    for x in loader:\n        x = x.to(args.device, non_blocking=True)\n",
-        ),
-        Example(
-            "import torch\nimport torch.nn as nn\n\nnet = nn.Linear(2, 2).cuda(0)\nx = torch.zeros(1, 2).cuda(0)\n",
-            "import torch\nimport torch.nn as nn\n\n"
-            'device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")\n\n'
-            "net = nn.Linear(2, 2).to(device)\nx = torch.zeros(1, 2).to(device)\n",
-        ),
-        Example(
-            "import torch\nuse_cuda = torch.cuda.is_available()\n"
-            'device = torch.device("cuda" if use_cuda else "cpu")\ny = x.cuda() if use_cuda else x\n',
-            "import torch\nuse_cuda = torch.cuda.is_available()\n"
-            'device = torch.device("cuda" if use_cuda else "cpu")\ny = x.to(device)\n',
-        ),
-        Example(
-            "def sequence_mask(lengths, max_len):\n    seq_range = torch.arange(0, max_len)\n"
-            "    if lengths.is_cuda:\n        seq_range = seq_range.cuda()\n"
-            "    return seq_range < lengths.unsqueeze(1)\n",
-            "def sequence_mask(lengths, max_len):\n    seq_range = torch.arange(0, max_len)\n"
-            "    seq_range = seq_range.to(lengths.device)\n    return seq_range < lengths.unsqueeze(1)\n",
-        ),
-        Example("import torch\nmodel = Net()\nmodel.cuda(args.gpu)\n"),
-        Example(  # a guard that is not about CUDA does not choose the device: the model still goes to the GPU
-            "import torch\nargs = parser.parse_args()\nmodel = Net()\nif args.finetune:\n    model.cuda()\n",
-            "import torch\n\n"
-            'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
-            "args = parser.parse_args()\nmodel = Net()\nif args.finetune:\n    model.to(device)\n",
-        ),
-    )
-    keeps = (
-        "import torch\nx = torch.zeros(2)\ny = x.cpu()\nif x.is_cuda:\n    print('gpu')\n",
-        "import torch\nif torch.cuda.is_available():\n    torch.cuda.manual_seed(1)\n"
-        "torch.backends.cudnn.benchmark = True\n",
-        'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
-        "x = torch.zeros(2).to(device)\n",
-        "import torch\ny = torch.Tensor.cuda\ns = 'x.cuda()'\n",
-    )
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "cuda":
-            self._emit(node)
-
-    def visit_If(self, node: cst.If) -> None:
-        self._emit(node)
-
-    def visit_IfExp(self, node: cst.IfExp) -> None:
-        self._emit(node)
-
-
-class CudaTensorTypes(_DefinesDevice):
-    """``torch.cuda.FloatTensor`` and friends raise on a CPU-only build ("type torch.cuda.FloatTensor not
-    available"); since 0.4 a tensor's type is a dtype plus a device.
-
-    Constructors become ``torch.empty``/``torch.tensor`` with ``device=``, ``.type(torch.cuda.X)``
-    becomes ``.to(device, dtype)``, and a type selection (``Tensor = torch.cuda.FloatTensor if
-    args.cuda else torch.FloatTensor``) is replaced at every use when its condition is the device's.
-    """
-
-    code = "TM202"
-    name = "cuda-tensor-types"
-    summary = ("`torch.cuda.FloatTensor(...)`, `.type(torch.cuda.X)` and `T = torch.cuda.X if cuda else torch.X` "
-               "become dtype + device")
-    triggers = tuple(f"cuda.{name}" for name in TENSOR_TYPES) + ("from torch.cuda import",)
-    changes = (
-        Example(
-            "import torch\nnoise = torch.cuda.FloatTensor(16, 100).normal_(0, 1)\n"
-            "idx = torch.cuda.LongTensor([0, 2])\n",
-            "import torch\n\n"
-            'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
-            "noise = torch.empty(16, 100, device=device).normal_(0, 1)\n"
-            "idx = torch.tensor([0, 2], dtype=torch.long, device=device)\n",
-        ),
-        Example(
-            "import torch\nopt.cuda = not opt.no_cuda and torch.cuda.is_available()\n"
-            "Tensor = torch.cuda.FloatTensor if opt.cuda else torch.FloatTensor\n"
-            "noise = Tensor(64, 100, 1, 1).normal_(0, 1)\nreal = batch.type(Tensor)\n",
-            "import torch\nopt.cuda = not opt.no_cuda and torch.cuda.is_available()\n"
-            'device = torch.device("cuda" if opt.cuda else "cpu")\n'
-            "noise = torch.empty(64, 100, 1, 1, device=device).normal_(0, 1)\n"
-            "real = batch.to(device, torch.float32)\n",
-        ),
-        Example(
-            'import torch\ndevice = torch.device("cuda")\nmask = mask.type(torch.cuda.ByteTensor)\n',
-            'import torch\ndevice = torch.device("cuda")\nmask = mask.to(device, torch.uint8)\n',
-        ),
-        Example("import torch\ndtype = torch.cuda.FloatTensor\nw = torch.randn(3, 3).type(dtype)\nprint(dtype)\n"),
-    )
-    keeps = (
-        "import torch\nok = isinstance(x, torch.cuda.FloatTensor)\ny = x.type(torch.FloatTensor)\n",
-        "import torch\nif x.type() == 'torch.cuda.FloatTensor':\n    y = torch.zeros(2)\n",
-    )
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self._emit(node)
-
-
-class LegacyConstructors(_DeviceRule):
-    """``torch.FloatTensor(...)`` means two things: sizes (uninitialised memory) or data.
-
-    Where the arguments tell which, it becomes ``torch.empty(sizes)`` or
-    ``torch.tensor(data, dtype=...)`` (same dtype, same values). A single argument
-    of unknown kind is reported: ``torch.tensor`` would copy a float32 numpy array
-    that the legacy constructor shares, and ``torch.empty`` reads a list as a shape.
-    """
-
-    code = "TM204"
-    name = "legacy-constructors"
-    summary = ("`torch.FloatTensor(2, 3)` -> `torch.empty(2, 3)`; "
-               "`torch.LongTensor([1, 2])` -> `torch.tensor([1, 2], dtype=torch.long)`")
-    triggers = ("Tensor(",)
-    changes = (
-        Example(
-            "import torch\nbuf = torch.FloatTensor(2, 3).zero_()\nw = torch.FloatTensor([0.5, 1])\n"
-            "ids = torch.LongTensor([[1, 2], [3, 4]])\nweight = torch.Tensor(10, 5)\n",
-            "import torch\nbuf = torch.empty(2, 3).zero_()\nw = torch.tensor([0.5, 1], dtype=torch.float32)\n"
-            "ids = torch.tensor([[1, 2], [3, 4]], dtype=torch.long)\nweight = torch.empty(10, 5)\n",
-        ),
-        Example(
-            "import torch\ndef batch(tokens, x):\n    ids = [vocab[t] for t in tokens]\n"
-            "    return torch.LongTensor(ids), torch.ByteTensor(x.size(0))\n",
-            "import torch\ndef batch(tokens, x):\n    ids = [vocab[t] for t in tokens]\n"
-            "    return torch.tensor(ids, dtype=torch.long), torch.empty(x.size(0), dtype=torch.uint8)\n",
-        ),
-        Example(
-            "import torch\ndef labels(n):\n    return torch.LongTensor(n).random_(0, 10)\n",
-            "import torch\ndef labels(n):\n    return torch.empty(n, dtype=torch.long).random_(0, 10)\n",
-            unsafe=True,
-        ),
-        Example("import torch\nimport numpy as np\nt = torch.FloatTensor(np.load('x.npy'))\n"),
-    )
-    keeps = (
-        "import torch\nx = torch.tensor([1, 2])\ny = torch.Tensor([1.0, 2.0])\nz = x.new(2, 3)\n",
-        "import torch\nok = isinstance(x, torch.FloatTensor)\ns = torch.FloatStorage(3)\n",
-    )
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self._emit(node)
-
-
-class CudaOnlyCalls(_DeviceRule):
-    """``torch.cuda.set_device(k)``, ``torch.cuda.synchronize()`` and
-    ``torch.set_default_tensor_type(torch.cuda.FloatTensor)`` raise without CUDA (unlike ``manual_seed``
-    or ``empty_cache``); unguarded, they stop the migrated script on a CPU-only machine. Guarded by
-    ``torch.cuda.is_available()`` they run exactly as before wherever CUDA exists. A statement already
-    under an ``if`` that mentions cuda or gpu (``if args.cuda:``, ``if args.gpu is not None:``) is left alone."""
-
-    code = "TM205"
-    name = "cuda-only-calls"
-    summary = ("unguarded `torch.cuda.set_device()`, `synchronize()`, cuda `set_default_tensor_type()` "
-               "run only `if torch.cuda.is_available()`")
-    triggers = ("set_device", "synchronize", "set_default_tensor_type")
-    changes = (
-        Example(
-            "import torch\ntorch.cuda.set_device(0)  # GPU 0\nstart = time.time()\ntorch.cuda.synchronize()\n",
-            "import torch\nif torch.cuda.is_available():\n    torch.cuda.set_device(0)  # GPU 0\n"
-            "start = time.time()\nif torch.cuda.is_available():\n    torch.cuda.synchronize()\n",
-        ),
-    )
-    keeps = (
-        "import torch\nif args.cuda:\n    torch.cuda.set_device(args.gpu)\ntorch.cuda.manual_seed(1)\n",
-        "import torch\ntorch.set_default_tensor_type(torch.DoubleTensor)\n",
-        "import torch\nif use_gpu:\n    torch.cuda.synchronize()\n",
-    )
-
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self._emit(node)
-
-
-RULES = [CudaToDevice, CudaTensorTypes, LegacyConstructors, CudaOnlyCalls]

@@ -1,73 +1,41 @@
-"""TM1xx: ``torch.autograd.Variable``, ``volatile=`` and ``Variable`` in type checks.
+"""The variable family's analysis: one per file, fed during the engine's traversal (``common.py``).
 
-Since 0.4 tensors carry autograd state themselves and ``Variable`` is a shim
-with *different* semantics from the 0.3 wrapper:
+``VariableFacts`` collects the ``Variable`` calls and references, calls, ``backward()`` sites, returns and
+the family's flow-sensitive bindings (a plain top-level assignment hides the earlier ones: ``state =
+torch.from_numpy(state)`` before ``Variable(state)``); ``items()`` decides every rewrite once and returns
+``Fact``s (a kind, the node, the fix, details), which the rule owning the kind reports.
 
-- ``Variable(t)`` is ``t.detach()``: a new leaf that shares storage and never
-  requires grad, even when ``t`` has a graph. Dropping the wrapper is exact only
-  when ``t`` provably has no graph; otherwise the cut is kept as ``.detach()``.
-- ``Variable(t, requires_grad=True)`` is ``t.detach().requires_grad_()``: ``t``
-  itself is left alone.
-- ``volatile=True`` only warns; the legacy meaning ("no graph for anything
-  computed from this") is ``torch.no_grad()`` around the inference code.
-- ``type(t) == Variable`` is always False, ``isinstance(t, Variable)`` is a
-  roundabout ``isinstance(t, torch.Tensor)``.
-
-The three rules share one analysis per file (``_Facts``): during the engine's
-traversal it collects scopes, name bindings, ``Variable`` uses, calls and
-``backward()`` sites; at the end of the module it decides every rewrite once
-and each rule reports the items carrying its code. Whether an argument "has no
-graph" is decided from the file alone: a name qualifies only when *every*
-binding of it that may reach the use does (factory calls, ``.data``,
-``.detach()``, loader elements, conversions/reshapes of such values, calls of
-functions of the file that only return such values...); the
-only flow rule is that a plain assignment at the top of a function or module
-body hides the bindings before it. Function parameters, attributes of objects
-and calls of anything that may be a module never qualify.
+"Has no autograd history" is decided from the file alone: a name qualifies only when *every* binding of it
+that may reach the use does (factory calls, ``.data``, ``.detach()``, loader elements, conversions and
+reshapes of such values, calls of functions of the file that only return such values); function parameters,
+attributes of objects and calls of anything that may be a module never qualify. Helpers' calls come from the
+semantic model (``ctx.model.call_sites``); torch facts from ``codemods.torchapi``.
 """
 from __future__ import annotations
 
 import difflib
+import enum
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from codemods.base import Example, Rule
+from codemods.model import Binding, BindingKind, GradMode, Scope
+from codemods.model.scopes import COMPREHENSIONS
 from codemods.names import dotted
-from codemods.walk import children
+from codemods.syntax import keep_comments
+from codemods.walk import children, parent, walk
+from codemods import torchapi
 from codemods.torchapi import REQUIRES_GRAD_FACTORIES, TENSOR_TYPES
 
-VARIABLE = "torch.autograd.Variable"
-
-_TENSOR_TYPES = ("Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
-                 "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "BoolTensor")
-# Calls that return a new tensor without autograd history, whatever their arguments.
-FACTORIES = REQUIRES_GRAD_FACTORIES | TENSOR_TYPES | frozenset(
-    f"torch.{f}" for f in ("from_numpy", "randint", "randint_like", "randperm", "range", "multinomial"))
-# Tensor methods whose arguments (device, dtype, shape, indices) never bring history in: the result has a
-# graph only if the receiver has one.
-NEUTRAL_METHODS = frozenset((
-    "cuda", "cpu", "to", "type", "type_as", "float", "double", "half", "bfloat16", "long", "int", "short",
-    "char", "byte", "bool", "view", "view_as", "reshape", "reshape_as", "expand", "expand_as", "unsqueeze",
-    "squeeze", "unsqueeze_", "squeeze_", "t", "t_", "transpose", "transpose_", "permute", "contiguous",
-    "clone", "narrow", "select", "flatten", "repeat", "chunk", "split", "index_select", "gather",
-    "masked_select", "pin_memory", "share_memory_", "resize_", "resize_as_", "zero_", "normal_",
-    "uniform_", "random_", "bernoulli_", "exponential_", "geometric_", "cauchy_", "log_normal_"))
-# Methods whose result never has history, whatever the receiver.
-HISTORY_FREE_METHODS = frozenset((
-    "detach", "new", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "item", "tolist",
-    "numpy", "size", "dim", "numel", "nelement", "argmax", "argmin", "eq", "ne", "lt", "le", "gt", "ge",
-    "nonzero"))
+VARIABLE = "torch.autograd.Variable"  # (``torch.autograd.variable.Variable`` resolves to it)
+# ``torchapi.FACTORIES`` less ``as_tensor``: ``torch.as_tensor(t)`` of a tensor is ``t`` itself, history and all.
+FACTORIES = torchapi.FACTORIES - {"torch.as_tensor"}
 # Builtins whose result is a plain number / range; builtins that pass their arguments' history on.
 _NUMBER_BUILTINS = frozenset(("len", "int", "float", "bool", "str", "range", "round", "id", "hash"))
 _PASSING_BUILTINS = frozenset(("abs", "min", "max", "sum", "list", "tuple", "sorted", "reversed", "zip"))
 # Calls that iterate what their (first) arguments yield.
 _ITERATING_CALLS = frozenset(("enumerate", "iter", "reversed", "sorted", "list", "tuple", "zip", "tqdm", "trange"))
-_NO_GRAD = frozenset(("torch.no_grad", "torch.autograd.no_grad", "torch.inference_mode",
-                      "torch.autograd.grad_mode.no_grad"))
-_BACKWARD = frozenset(("torch.autograd.backward", "torch.autograd.grad"))
-_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 _LOOPS = (cst.For, cst.While)
 _SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
 # Expressions that can take ``.attr`` / be a call's function without parentheses.
@@ -179,47 +147,16 @@ def _docstring_count(body: Sequence[cst.BaseStatement]) -> int:
 # -- scopes and bindings ----------------------------------------------------------------------
 @dataclass(frozen=True)
 class _Binding:
-    """``kind``: "value"/"unpack" (an assigned expression), "iter" (a loop target over ``value``), "def", "unknown".
-
-    ``index`` is the top-level statement of the scope's body that holds the binding (-1 for parameters, None
-    where statements have no order); ``killing`` bindings (plain top-level assignments) hide every earlier one.
-    """
+    """A model binding (``codemods.model.Binding``) as the family reads it: ``kind`` "value"/"unpack" (an
+    assigned expression), "iter" (a loop target over ``value``), "def", "unknown"; ``index``: the top-level
+    statement of its scope's body that holds it (None where statements have no order); ``killing`` (a plain
+    top-level assignment) hides every earlier binding from later uses."""
 
     kind: str
     value: Optional[cst.CSTNode]
-    scope: "_Scope"
+    scope: Scope
     index: Optional[int] = None
     killing: bool = False
-
-
-@dataclass
-class _Scope:
-    node: cst.CSTNode
-    parent: Optional["_Scope"]
-    bindings: Dict[str, List[_Binding]] = field(default_factory=dict)
-    opaque: Set[str] = field(default_factory=set)  # global/nonlocal: bound elsewhere
-    order: Optional[Dict[int, int]] = None  # id(top-level statement) -> index
-
-    def bind(self, name: str, kind: str, value: Optional[cst.CSTNode], index: Optional[int] = None,
-             killing: bool = False) -> None:
-        self.bindings.setdefault(name, []).append(_Binding(kind, value, self, index, killing))
-
-    def position(self, ancestors: Sequence[cst.CSTNode]) -> Optional[int]:
-        """Index of the top-level statement of this scope's body that holds the end of ``ancestors``."""
-        node = self.node
-        if isinstance(node, cst.Module):
-            body, offset = node.body, 1
-        elif isinstance(node, cst.FunctionDef) and isinstance(node.body, cst.IndentedBlock):
-            body, offset = node.body.body, 2
-        else:
-            return None
-        if self.order is None:
-            self.order = {id(statement): index for index, statement in enumerate(body)}
-        for depth in range(len(ancestors) - 1, -1, -1):
-            if ancestors[depth] is node:
-                top = ancestors[depth + offset] if depth + offset < len(ancestors) else None
-                return self.order.get(id(top))
-        return None
 
 
 def _scope_index(ancestors: Sequence[cst.CSTNode], functions_only: bool = False) -> int:
@@ -229,7 +166,7 @@ def _scope_index(ancestors: Sequence[cst.CSTNode], functions_only: bool = False)
         node_type = type(node)  # exact types: ``isinstance`` with libcst's ABCs is slow on every node
         if node_type in _SCOPES and child is node.body:
             return index
-        if not functions_only and node_type in _COMPREHENSIONS and not (
+        if not functions_only and node_type in COMPREHENSIONS and not (
                 child is node.for_in and index + 2 < len(ancestors) and ancestors[index + 2] is node.for_in.iter):
             return index
     return 0
@@ -247,16 +184,38 @@ class _Call:
     problem: str = ""
 
 
-@dataclass
-class _Item:
-    """One finding of the family: the rule code, the node, and the fix (if any)."""
+class FactKind(enum.Enum):
+    """What the family decided about one node (the rule that owns each kind reports it)."""
 
-    code: str
+    BAD_CALL = "bad-call"  # Variable(...) with arguments it cannot read (detail: problem)
+    UNWRAP = "unwrap"  # Variable(x, ...) -> plain tensor code (detail: strategy, source, receiver)
+    NOOP = "noop"  # ``x, y = Variable(x), Variable(y)``: removed (detail: names)
+    MAP_VARIABLE = "map"  # ``map(Variable, xs)`` -> ``map(torch.Tensor.detach, xs)``
+    VARIABLE_VALUE = "value"  # ``Variable`` used as a value some other way
+    VOLATILE_WITH_GRAD = "volatile-with-grad"  # both volatile= and requires_grad=
+    UNWRAP_VOLATILE = "unwrap-volatile"  # as UNWRAP, for a volatile call (its region is wrapped)
+    NOOP_VOLATILE = "noop-volatile"  # as NOOP, with a volatile call
+    VOLATILE_LEFT = "volatile-left"  # no region for it (detail: flag, reason); unsafe fix: drop volatile=
+    VOLATILE_NO_CALLERS = "volatile-no-callers"  # volatile=<parameter> and no caller in the file (detail: flag)
+    VOLATILE_UNWRAPPABLE = "volatile-unwrappable"  # a site whose region cannot be wrapped (detail: reason)
+    FLAG_PARAMETER = "flag-parameter"  # a helper's parameter that only fed volatile= goes (detail: name, function)
+    FLAG_ARGUMENT = "flag-argument"  # ... and what a caller passes for it (detail: argument, name, function)
+    WRAP_LOOP = "wrap-loop"  # an inference loop under torch.no_grad()
+    WRAP_BODY = "wrap-body"  # a function body (detail: function, returns)
+    WRAP_STATEMENT = "wrap-statement"  # one module-level statement
+    WRAP_RANGE = "wrap-range"  # module-level statements (detail: first, count)
+    TYPE_COMPARISON = "type-comparison"  # ``type(x) == Variable`` -> isinstance
+    TYPE_TUPLE = "type-tuple"  # Variable in a tuple of types
+    TYPE_REFERENCE = "type-reference"  # Variable in isinstance()/an annotation (detail: where)
+
+
+@dataclass
+class Fact:
+    kind: FactKind
     node: cst.CSTNode
-    message: str
     fix: Optional[Callable] = None
     unsafe: bool = False
-    hint: str = ""
+    detail: Dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -268,58 +227,86 @@ class _Region:
     ancestors: tuple
     start: int = 0
     end: int = 0
-    note: str = ""
+    returns: bool = False  # a body whose function returns the value (to callers outside the file)
 
 
-class _Facts:
+class VariableFacts:
     """Everything the family needs from one file, then the decisions (``items``)."""
 
     def __init__(self, ctx) -> None:
         self.ctx = ctx
         self.feeder: Optional[Rule] = None  # the one rule of the family that collects during the traversal
-        self.scopes: Dict[int, _Scope] = {}
+        self.model = ctx.model
+        self._orders: Dict[int, Dict[int, int]] = {}  # id(scope node) -> id(top-level statement) -> index
+        self._converted: Dict[Tuple[int, str], List[_Binding]] = {}
         self.variable_calls: List[_Call] = []
         self.variable_refs: List[Tuple[cst.CSTNode, tuple]] = []
         self.calls: List[Tuple[cst.Call, tuple]] = []
         self.backward: List[tuple] = []
         self.yields: List[tuple] = []
         self.volatile_calls: List[Tuple[cst.Call, tuple, cst.BaseExpression]] = []  # helpers given `volatile=`
-        # id(function) -> its returned expressions with their top-level statement index; generator functions
-        self.returns: Dict[int, List[Tuple[cst.BaseExpression, Optional[int]]]] = {}
-        self.generators: Set[int] = set()
+        self.generators: Set[int] = set()  # id(function) of generator functions
         self.memo: Dict[tuple, bool] = {}
-        self._items: Optional[List[_Item]] = None
+        self._items: Optional[List[Fact]] = None
 
     # ---- collection (called from the rules' handlers) ----
-    def scope(self, ancestors: Sequence[cst.CSTNode], functions_only: bool = False) -> _Scope:
-        index = _scope_index(ancestors, functions_only)
-        node = ancestors[index]
-        scope = self.scopes.get(id(node))
-        if scope is None:
-            parent = self.scope(ancestors[:index + 1]) if index else None
-            scope = self.scopes[id(node)] = _Scope(node, parent)
-        return scope
+    def scope(self, ancestors: Sequence[cst.CSTNode]) -> Scope:
+        """The model's scope of the node at the end of ``ancestors``."""
+        return self.model.scope_of(ancestors[-1])
 
-    def bind_target(self, scope: _Scope, target: cst.CSTNode, kind: str, value: Optional[cst.CSTNode],
-                    ancestors: Sequence[cst.CSTNode] = (), killing: bool = False) -> None:
-        """Bind the names of ``target``; a plain assignment at the top of its scope's body is ``killing``."""
-        if isinstance(target, cst.Name):
-            top_level = len(ancestors) >= 3 and isinstance(ancestors[-2], cst.SimpleStatementLine) and (
-                ancestors[-3] is scope.node or len(ancestors) >= 4 and isinstance(ancestors[-3], cst.IndentedBlock)
-                and ancestors[-4] is scope.node)
-            scope.bind(target.value, kind, value, scope.position(ancestors), killing and top_level)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            values = value.elements if kind == "value" and isinstance(value, (cst.Tuple, cst.List)) else None
-            pairwise = values is not None and len(values) == len(target.elements) and not any(
-                isinstance(e, cst.StarredElement) for e in (*values, *target.elements))
-            for index, element in enumerate(target.elements):
-                if pairwise:
-                    self.bind_target(scope, element.value, "value", values[index].value, ancestors, killing)
-                else:
-                    self.bind_target(scope, element.value, kind if kind in ("iter", "unknown") else "unpack",
-                                     value, ancestors, killing)
-        elif isinstance(target, cst.StarredElement):
-            self.bind_target(scope, target.value, "unknown", None, ancestors)
+    def position(self, scope: Scope, ancestors: Sequence[cst.CSTNode]) -> Optional[int]:
+        """Index of the top-level statement of ``scope``'s body (a module or a function) that holds the end of
+        ``ancestors``."""
+        node = scope.node
+        if type(node) is cst.Module:
+            body, offset = node.body, 1
+        elif type(node) is cst.FunctionDef and type(node.body) is cst.IndentedBlock:
+            body, offset = node.body.body, 2
+        else:
+            return None
+        order = self._orders.get(id(node))
+        if order is None:
+            order = self._orders[id(node)] = {id(statement): index for index, statement in enumerate(body)}
+        for depth in range(len(ancestors) - 1, -1, -1):
+            if ancestors[depth] is node:
+                top = ancestors[depth + offset] if depth + offset < len(ancestors) else None
+                return order.get(id(top))
+        return None
+
+    def _bindings(self, scope: Scope, name: str) -> List[_Binding]:
+        key = (id(scope), name)
+        found = self._converted.get(key)
+        if found is None:
+            found = self._converted[key] = [self._convert(b, scope) for b in scope.bindings.get(name, ())]
+        return found
+
+    def _convert(self, binding: Binding, scope: Scope) -> _Binding:
+        kind, value = binding.kind, binding.value
+        if kind in (BindingKind.ASSIGN, BindingKind.WALRUS):
+            family_kind = "value"
+        elif kind is BindingKind.UNPACK:
+            family_kind = "unpack"
+            if binding.index is not None and type(value) in (cst.Tuple, cst.List) and not any(
+                    type(e) is cst.StarredElement for e in value.elements):
+                target = binding.node.targets[0].target if type(binding.node) is cst.Assign else None
+                if type(target) in (cst.Tuple, cst.List) and len(target.elements) == len(value.elements):
+                    family_kind, value = "value", value.elements[binding.index].value  # ``a, b = x, y``
+        elif kind is BindingKind.AUGMENTED:
+            family_kind, value = "value", value.value
+        elif kind is BindingKind.FOR:
+            family_kind = "iter"
+        elif kind is BindingKind.FUNCTION:
+            family_kind, value = "def", binding.node
+        else:  # parameters, with/except targets, imports, classes, del
+            family_kind, value = "unknown", None
+        ancestors = [*reversed(self.model.ancestors(binding.node)), binding.node]
+        index = self.position(scope, ancestors)
+        killing = (kind is BindingKind.ASSIGN and type(binding.node) in (cst.Assign, cst.AnnAssign)
+                   and index is not None and ancestors[-2] is not None and type(ancestors[-2]) is cst.SimpleStatementLine
+                   and len(ancestors) >= 3 and any(ancestors[-3] is n for n in (scope.node, getattr(scope.node, "body", None))))
+        if kind is BindingKind.PARAMETER:
+            index = -1
+        return _Binding(family_kind, value, scope, index, killing)
 
     def collect_call(self, node: cst.Call, ancestors: tuple) -> None:
         func = node.func
@@ -327,13 +314,13 @@ class _Facts:
         if isinstance(func, cst.Attribute):
             if func.attr.value in ("Variable", "backward", "grad"):
                 qualname = self.ctx.qualname(func)
-            if func.attr.value == "backward" or qualname in _BACKWARD:
+            if func.attr.value == "backward" or qualname in torchapi.AUTOGRAD_CALLS:
                 self.backward.append(ancestors)
             elif isinstance(func.value, cst.Name) and func.value.value == "self":
                 self.calls.append((node, ancestors))
         elif isinstance(func, cst.Name):
             qualname = self.ctx.qualname(func)
-            if qualname in _BACKWARD:
+            if qualname in torchapi.AUTOGRAD_CALLS:
                 self.backward.append(ancestors)
             elif qualname is None:
                 self.calls.append((node, ancestors))
@@ -362,33 +349,26 @@ class _Facts:
         return call
 
     # ---- "has no autograd history" ----
-    def lookup(self, name: str, scope: _Scope, at: Optional[int] = None) -> Optional[List[_Binding]]:
-        """The bindings of ``name`` that may reach a use in ``scope`` at top-level statement ``at``.
+    def lookup(self, name: str, scope: Scope, at: Optional[int] = None) -> Optional[List[_Binding]]:
+        """The bindings of ``name`` (the model's) that may reach a use in ``scope`` at top-level statement ``at``;
+        ``None`` when the file does not bind it.
 
         Flow-insensitive, except that the last plain top-level assignment before the use's statement hides
         the earlier bindings (``def f(state): state = torch.from_numpy(state); ... Variable(state)``).
         """
-        current: Optional[_Scope] = scope
-        first = True
-        while current is not None:
-            if isinstance(current.node, cst.ClassDef) and not first:
-                current = current.parent
-                continue
-            if name in current.opaque:
-                return None
-            if name in current.bindings:
-                bindings = current.bindings[name]
-                if not first or at is None:
-                    return bindings
-                before = [b for b in bindings if b.killing and b.index < at]
-                if not before:
-                    return bindings
-                last = max(before, key=lambda b: b.index).index
-                return [b for b in bindings if b.index is None or last <= b.index <= at]
-            current, first = current.parent, False
-        return None
+        found, raw = self.model.lookup(name, scope)
+        if found is None:
+            return None
+        bindings = self._bindings(found, name)
+        if found is not scope or at is None:
+            return bindings
+        before = [b for b in bindings if b.killing and b.index is not None and b.index < at]
+        if not before:
+            return bindings
+        last = max(before, key=lambda b: b.index).index
+        return [b for b in bindings if b.index is None or last <= b.index <= at]
 
-    def _name(self, mode: str, name: str, scope: _Scope, at: Optional[int]) -> bool:
+    def _name(self, mode: str, name: str, scope: Scope, at: Optional[int]) -> bool:
         bindings = self.lookup(name, scope, at)
         if not bindings:
             return False
@@ -410,7 +390,7 @@ class _Facts:
             return self.yields_data(value, where, at)
         return self.is_data(value, where, at)
 
-    def is_data(self, expr: cst.CSTNode, scope: _Scope, at: Optional[int] = None) -> bool:
+    def is_data(self, expr: cst.CSTNode, scope: Scope, at: Optional[int] = None) -> bool:
         """True when ``expr`` provably evaluates to something without autograd history."""
         if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
                              cst.FormattedString)):
@@ -445,11 +425,11 @@ class _Facts:
             return self._call_is_data(expr, scope, at)
         return False
 
-    def _args_data(self, call: cst.Call, scope: _Scope, at: Optional[int], skip: Tuple[str, ...] = ()) -> bool:
+    def _args_data(self, call: cst.Call, scope: Scope, at: Optional[int], skip: Tuple[str, ...] = ()) -> bool:
         return all(not arg.star and (arg.keyword is not None and arg.keyword.value in skip
                                      or self.is_data(arg.value, scope, at)) for arg in call.args)
 
-    def _call_is_data(self, call: cst.Call, scope: _Scope, at: Optional[int] = None) -> bool:
+    def _call_is_data(self, call: cst.Call, scope: Scope, at: Optional[int] = None) -> bool:
         func = call.func
         qualname = self.ctx.qualname(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         if qualname is not None:
@@ -467,11 +447,11 @@ class _Facts:
             return self._args_data(call, scope, at, skip=("dim", "out", "dtype", "device"))
         if isinstance(func, cst.Attribute):
             method = func.attr.value
-            if method in HISTORY_FREE_METHODS:
+            if method in torchapi.NO_GRAPH_METHODS:
                 return True
             if method == "next" and not call.args:
                 return self.yields_data(func.value, scope, at)
-            if method in NEUTRAL_METHODS:
+            if method in torchapi.RECEIVER_HISTORY_METHODS:
                 return self.is_data(func.value, scope, at)
             if method in ("requires_grad_", "retain_grad"):
                 return False
@@ -497,13 +477,14 @@ class _Facts:
         key = ("returns", id(function))
         if key not in self.memo:
             self.memo[key] = False  # recursion proves nothing
-            returns = self.returns.get(id(function), ())
-            scope = self.scopes.get(id(function))
-            self.memo[key] = bool(returns) and scope is not None and id(function) not in self.generators and all(
+            scope = self.model.scope_of_definition(function)
+            returns = [(value, self.position(scope, [*reversed(self.model.ancestors(value)), value]))
+                       for value in scope.returns]
+            self.memo[key] = bool(returns) and id(function) not in self.generators and all(
                 self.is_data(value, scope, at) for value, at in returns)
         return self.memo[key]
 
-    def is_tensor_type(self, expr: cst.CSTNode, scope: _Scope, at: Optional[int] = None) -> bool:
+    def is_tensor_type(self, expr: cst.CSTNode, scope: Scope, at: Optional[int] = None) -> bool:
         """``torch.FloatTensor``, ``torch.cuda.FloatTensor``, or a name bound only to such types."""
         if isinstance(expr, cst.IfExp):
             return self.is_tensor_type(expr.body, scope, at) and self.is_tensor_type(expr.orelse, scope, at)
@@ -515,7 +496,7 @@ class _Facts:
                                           for b in bindings)
         return False
 
-    def yields_data(self, expr: cst.CSTNode, scope: _Scope, at: Optional[int] = None) -> bool:
+    def yields_data(self, expr: cst.CSTNode, scope: Scope, at: Optional[int] = None) -> bool:
         """True when iterating ``expr`` yields data (a loader, ``enumerate(loader)``, a data tensor...)."""
         if isinstance(expr, cst.Call) and isinstance(expr.func, (cst.Name, cst.Attribute)):
             name = dotted(expr.func) or ""
@@ -536,7 +517,7 @@ class _Facts:
                 return True
         return self.is_data(expr, scope, at)
 
-    def is_fresh(self, expr: cst.CSTNode, scope: _Scope, at: Optional[int] = None) -> bool:
+    def is_fresh(self, expr: cst.CSTNode, scope: Scope, at: Optional[int] = None) -> bool:
         """A new tensor without history that nothing else refers to (``requires_grad_()`` on it is exact)."""
         if not isinstance(expr, cst.Call):
             return False
@@ -547,14 +528,14 @@ class _Facts:
             return self.is_tensor_type(func, scope, at)
         if isinstance(func, cst.Attribute):
             method = func.attr.value
-            if method.startswith("new") and method in HISTORY_FREE_METHODS or method == "clone":
+            if method.startswith("new") and method in torchapi.NO_GRAPH_METHODS or method == "clone":
                 return self.is_data(func.value, scope, at)
-            if method in NEUTRAL_METHODS:
+            if method in torchapi.RECEIVER_HISTORY_METHODS:
                 return self.is_fresh(func.value, scope, at)
         return False
 
     # ---- decisions ----
-    def items(self) -> List[_Item]:
+    def items(self) -> List[Fact]:
         if self._items is None:
             self._items = _Planner(self).plan()
         return self._items
@@ -567,14 +548,15 @@ def _is_loader_call(expr: cst.CSTNode) -> bool:
 class _Planner:
     """Turns the collected facts into findings and fixes."""
 
-    def __init__(self, facts: _Facts) -> None:
+    def __init__(self, facts: VariableFacts) -> None:
         self.facts = facts
         self.ctx = facts.ctx
-        self.items: List[_Item] = []
+        self.items: List[Fact] = []
         self._resolved: Dict[int, Optional[cst.FunctionDef]] = {}
         self._ranges: Dict[int, int] = {}  # module-level inference ranges: start -> end
         self._reads: Dict[int, frozenset] = {}  # id(module-level statement) -> the names it reads
         self._with_backward: Optional[Set[int]] = None
+        self._flag_functions: Set[int] = set()
 
     # ---- spelling ----
     def torch_expr(self, name: str) -> cst.BaseExpression:
@@ -600,38 +582,35 @@ class _Planner:
             self.ctx.remove_import_if_unused(module, obj, head if head != obj else None)
 
     # ---- the plan ----
-    def plan(self) -> List[_Item]:
+    def plan(self) -> List[Fact]:
         calls = list(self.facts.variable_calls)
         handled: Set[int] = set()
         for call in calls:
             if call.problem:
-                self.items.append(_Item("TM101", call.node, f"`Variable(...)` with {call.problem}: migrate by hand",
-                                        hint="`Variable(t)` is `t.detach()` on current PyTorch"))
+                self.items.append(Fact(FactKind.BAD_CALL, call.node, detail={"problem": call.problem}))
                 handled.add(id(call.node))
                 continue
             if call.volatile is not None and not _is_false(call.volatile.value):
                 if call.requires_grad is not None and not _is_false(call.requires_grad.value):
-                    self.items.append(_Item("TM102", call.node, "`Variable(...)` with both `requires_grad` and "
-                                            "`volatile`: migrate by hand",
-                                            hint="volatile=True made requires_grad ineffective in 0.3"))
+                    self.items.append(Fact(FactKind.VOLATILE_WITH_GRAD, call.node))
                     handled.add(id(call.node))
         self._plan_volatile([c for c in calls if id(c.node) not in handled], handled)
         self._plan_statements([c for c in calls if id(c.node) not in handled], handled)
         for call in calls:
             if id(call.node) not in handled:
-                code = "TM102" if call.volatile is not None and not _is_false(call.volatile.value) else "TM101"
-                self.items.append(self._call_item(code, call))
+                volatile = call.volatile is not None and not _is_false(call.volatile.value)
+                self.items.append(self._call_item(call, volatile))
         self._plan_references()
         return self.items
 
     # ---- TM101: one call ----
-    def _scope(self, call: _Call) -> _Scope:
+    def _scope(self, call: _Call) -> Scope:
         return self.facts.scope(call.ancestors)
 
     def _strategy(self, call: _Call) -> str:
         """How ``Variable(x, ...)`` becomes plain tensor code."""
         scope = self._scope(call)
-        at = scope.position(call.ancestors)
+        at = self.facts.position(scope, call.ancestors)
         value = call.data.value
         wants_grad = call.requires_grad is not None and not _is_false(call.requires_grad.value)
         data = self.facts.is_data(value, scope, at)
@@ -644,33 +623,26 @@ class _Planner:
             return "fresh"
         return "detach_grad"
 
-    def _call_item(self, code: str, call: _Call) -> _Item:
+    def _call_item(self, call: _Call, volatile: bool) -> "Fact":
         strategy = self._strategy(call)
-        source = _code(call.data.value)
+        value = call.data.value
+        if strategy == "data" and isinstance(value, cst.Attribute) and value.attr.value == "data":
+            strategy = "data_attribute"
+        detail = {"strategy": strategy, "source": _code(value),
+                  "receiver": _code(value.value) if strategy == "data_attribute" else ""}
         loose = isinstance(call.ancestors[-2], _LOOSE_PARENTS) if len(call.ancestors) > 1 else True
-        messages = {
-            "data": f"`Variable({source})`: `{source}` has no autograd history, the wrapper goes" if not (
-                isinstance(call.data.value, cst.Attribute) and call.data.value.attr.value == "data") else
-            f"`Variable({source})` is `{_code(call.data.value.value)}.detach()`",
-            "detach": f"`Variable({source})` detaches `{source}` from its graph on current PyTorch: kept as "
-                      f"`.detach()`",
-            "factory": "`Variable(<factory>, requires_grad=...)`: the factory takes `requires_grad=`",
-            "fresh": "`Variable(<new tensor>, requires_grad=...)` becomes `.requires_grad_()` on the new tensor",
-            "detach_grad": "`Variable(t, requires_grad=...)` leaves `t` alone: `t.detach().requires_grad_(...)`",
-        }
-        hint = "`Variable(t)` is `t.detach()` on current PyTorch; a bare `t` is the same only when `t` has no graph"
         requires_grad_index = call.node.args.index(call.requires_grad) if call.requires_grad else None
 
         def fix(updated: cst.Call) -> cst.CSTNode:
             value = updated.args[call.node.args.index(call.data)].value
             flag = updated.args[requires_grad_index].value if requires_grad_index is not None else None
-            replacement = self._rewrite(strategy, value, flag)
+            replacement = self._rewrite("data" if strategy == "data_attribute" else strategy, value, flag)
             if not loose and replacement is value:
                 replacement = _atom(value)
             self.drop_import(updated.func)
-            return replacement
+            return keep_comments(updated, updated.args[call.node.args.index(call.data)], replacement)
 
-        return _Item(code, call.node, messages[strategy], fix, hint=hint)
+        return Fact(FactKind.UNWRAP_VOLATILE if volatile else FactKind.UNWRAP, call.node, fix, detail=detail)
 
     def _rewrite(self, strategy: str, value: cst.BaseExpression, flag: Optional[cst.BaseExpression]
                  ) -> cst.BaseExpression:
@@ -727,11 +699,8 @@ class _Planner:
                     return updated.with_changes(body=[cst.Pass()], trailing_whitespace=cst.TrailingWhitespace())
                 return cst.RemoveFromParent()
 
-            names = _code(assign.targets[0].target)
-            self.items.append(_Item("TM102" if volatile else "TM101", line,
-                                    f"`{names} = Variable(...)`: the values have no autograd history, the "
-                                    f"assignment is a no-op once the wrappers go and is removed", fix,
-                                    hint="`Variable(t)` is `t.detach()` on current PyTorch"))
+            self.items.append(Fact(FactKind.NOOP_VOLATILE if volatile else FactKind.NOOP, line, fix,
+                                   detail={"names": _code(assign.targets[0].target)}))
             handled.update(id(c.node) for c in group)
 
     def _is_noop(self, assign: cst.Assign, group: List[_Call]) -> bool:
@@ -759,13 +728,13 @@ class _Planner:
     def _plan_volatile(self, calls: List[_Call], handled: Set[int]) -> None:
         """``volatile=`` of ``Variable`` calls, and ``volatile=True`` passed to helpers not defined in this file
         (``to_var(x, volatile=True)`` imported from a utils module): their inference regions."""
-        hint = "`volatile` has no effect on current PyTorch: the graph is built and memory grows"
         uses = [(c.node, c.ancestors, c.volatile.value, c) for c in calls
                 if c.volatile is not None and not _is_false(c.volatile.value)]
         if self.ctx.imports.imports_module("torch"):
             uses += [(node, anc, flag, None) for node, anc, flag in self.facts.volatile_calls
                      if not _is_false(flag) and self._is_helper(node, anc)]
         regions: List[_Region] = []
+        deferred = []
         for node, anc, flag, call in uses:
             if _is_true(flag):
                 found, problems = self._regions(node, anc, set())
@@ -774,25 +743,84 @@ class _Planner:
             if found is None and call is None:
                 continue  # `helper(volatile=<expression>)`: nothing known about it
             if found is None or (call is not None and problems and _is_true(flag)):
-                # No region: the call is left as it is (it still runs) with a diagnostic, or an unsafe fix.
+                # No region: the call is left as it is (it still runs) with a diagnostic, or an unsafe fix;
+                # unless another site's region wraps it (decided below, so that one pass does it all).
+                if call is not None and problems and _is_true(flag):
+                    deferred.append((node, anc, flag, call, problems))
+                    continue
                 if call is not None:
                     handled.add(id(node))
-                reason = (f"{problems[0][1]}; wrap the inference computations in `torch.no_grad()` by hand" if problems
-                          else "inference (no graph) only when it is true; run that code under `torch.no_grad()` "
-                               "by hand")
-                fix = self._call_item("TM102", call).fix if call is not None and problems else None
-                self.items.append(_Item("TM102", node, f"`volatile={_code(flag)}`: {reason}", fix,
-                                        unsafe=fix is not None, hint="the unsafe fix only drops `volatile=` (no "
-                                        "effect on current PyTorch anyway)" if fix else hint))
+                self.items.append(Fact(FactKind.VOLATILE_LEFT, node, detail={
+                    "flag": _code(flag), "reason": problems[0][1] if problems else ""}))
                 continue
             if not found and not problems and not _is_true(flag):
-                self.items.append(_Item("TM102", node, f"`volatile={_code(flag)}`: callers that pass a true value "
-                                        "(none in this file) must run their inference under `torch.no_grad()`",
-                                        hint=hint))
+                self.items.append(Fact(FactKind.VOLATILE_NO_CALLERS, node, detail={"flag": _code(flag)}))
             for where, message in problems:
-                self.items.append(_Item("TM102", where, message, hint=hint))
+                self.items.append(Fact(FactKind.VOLATILE_UNWRAPPABLE, where, detail={"reason": message}))
+            if call is not None and not problems and type(flag) is cst.Name:
+                self._plan_flag_parameter(anc, flag.value, calls)
             regions.extend(found)
-        self._plan_regions(regions)
+        chosen = self._plan_regions(regions)
+        for node, anc, flag, call, problems in deferred:
+            if any(self._wraps(region, anc) for region in chosen):
+                continue  # inside another site's wrap: an ordinary call, fixed as such
+            handled.add(id(node))
+            self.items.append(Fact(FactKind.VOLATILE_LEFT, node, self._call_item(call, True).fix, unsafe=True,
+                                   detail={"flag": _code(flag), "reason": problems[0][1]}))
+
+    def _wraps(self, region: _Region, anc: tuple) -> bool:
+        """Code at the end of ``anc`` runs inside ``region``'s ``with torch.no_grad():`` (a class body there
+        does; a function defined there does not)."""
+        if any(type(n) in (cst.FunctionDef, cst.Lambda) for n in anc[1:]) and region.kind == "range":
+            return False
+        if region.kind == "range":
+            index = self.facts.position(self.ctx.model.module_scope, anc)
+            return index is not None and region.start <= index <= region.end
+        position = anc.index(region.node) if region.node in anc else -1
+        return position >= 0 and not any(type(n) in (cst.FunctionDef, cst.Lambda) for n in anc[position + 1:])
+
+    def _plan_flag_parameter(self, anc: tuple, name: str, calls: List[_Call]) -> None:
+        """``def to_var(x, volatile=False): return Variable(x, volatile=volatile)``: once the wrappers go the
+        parameter feeds nothing. It goes, with what every caller passes for it, when it is only read as
+        ``volatile=`` of ``Variable`` calls, every call of the function is in this file (no other file of the
+        tree imports it) and every value passed is a literal or a name (dropping it skips no side effect)."""
+        function = anc[_scope_index(anc, functions_only=True)]
+        if not isinstance(function, cst.FunctionDef) or id(function) in self._flag_functions:
+            return
+        self._flag_functions.add(id(function))
+        params = function.params
+        ordered = [*params.posonly_params, *params.params]
+        param = next((p for p in (*ordered, *params.kwonly_params) if p.name.value == name), None)
+        sites = self.ctx.model.call_sites(function)
+        if param is None or not sites or (self.ctx.repo is not None and self.ctx.repo.keeps(function.name.value)):
+            return
+        flags = [c for c in calls if c.volatile is not None and type(c.volatile.value) is cst.Name
+                 and c.volatile.value.value == name and function in c.ancestors]
+        reads = [n for n in walk(function.body) if type(n) is cst.Name and n.value == name and not (
+            type(parent(n)) is cst.Arg and parent(n).keyword is n or type(parent(n)) is cst.Attribute
+            and parent(n).attr is n)]
+        if len(reads) != len(flags):
+            return  # read for something else too
+        position = ordered.index(param) if param in ordered else None
+        passed = []
+        for site in sites:
+            found = _passed(site.call, name, position)
+            if found is ... or found is not None and type(found.value) not in (cst.Name, cst.Integer):
+                return
+            passed.append((site.call, found))
+        fname = function.name.value
+
+        def drop_parameter(updated: cst.Parameters) -> cst.Parameters:
+            return _without_parameter(updated, name)
+
+        self.items.append(Fact(FactKind.FLAG_PARAMETER, function.params, drop_parameter,
+                               detail={"name": name, "function": fname}))
+        for site, arg in passed:
+            if arg is None:
+                continue
+            index = site.args.index(arg)
+            self.items.append(Fact(FactKind.FLAG_ARGUMENT, site, lambda updated, index=index: _without_argument(
+                updated, index), detail={"argument": _code(arg.value), "name": name, "function": fname}))
 
     def _is_helper(self, call: cst.Call, anc: tuple) -> bool:
         """A call of an imported function or of a method not defined in this file (``to_var(x, volatile=True)``)."""
@@ -879,9 +907,7 @@ class _Planner:
                     found.extend(regions)
                     problems.extend(trouble)
                 return found, problems
-            return self._checked(_Region("body", owner, anc[:index + 1], note=(
-                "; it returns the value: its callers (none in this file) must run under `torch.no_grad()` too")),
-                site)
+            return self._checked(_Region("body", owner, anc[:index + 1], returns=True), site)
         return self._checked(_Region("body", owner, anc[:index + 1]), site)
 
     def _checked(self, region: _Region, site: cst.CSTNode):
@@ -889,24 +915,9 @@ class _Planner:
         return ([], [(site, why)]) if why else ([region], [])
 
     def _under_no_grad(self, anc: tuple) -> bool:
-        for node in anc:
-            if isinstance(node, cst.With):
-                for item in node.items:
-                    call = item.item
-                    if isinstance(call, cst.Call) and self._no_grad_call(call):
-                        return True
-            elif isinstance(node, cst.FunctionDef):
-                for decorator in node.decorators:
-                    expr = decorator.decorator
-                    if (isinstance(expr, cst.Call) and self._no_grad_call(expr)) or self.ctx.qualname(expr) in _NO_GRAD:
-                        return True
-        return False
-
-    def _no_grad_call(self, call: cst.Call) -> bool:
-        qualname = self.ctx.qualname(call.func)
-        if qualname in _NO_GRAD:
-            return True
-        return qualname == "torch.set_grad_enabled" and bool(call.args) and _is_false(call.args[0].value)
+        """The site at the end of ``anc`` already runs with grad off (the model's grad-mode regions:
+        ``no_grad``, ``inference_mode``, ``set_grad_enabled(False)``, as ``with`` or decorator)."""
+        return self.ctx.model.grad_mode(anc[-1]) is GradMode.OFF
 
     def _returns(self, function: cst.FunctionDef, anc: tuple) -> bool:
         """Is the value at the end of ``anc`` returned by ``function`` (directly or through a name)?"""
@@ -915,7 +926,8 @@ class _Planner:
             if isinstance(node, cst.Return):
                 return True
             if isinstance(node, cst.Assign):
-                returned = {name for value, _ in self.facts.returns.get(id(function), ()) for name in _names_in(value)}
+                returns = self.ctx.model.scope_of_definition(function).returns
+                returned = {name for value in returns for name in _names_in(value)}
                 return any(n.value in returned for t in node.targets for n in _target_names(t.target))
         return False
 
@@ -965,7 +977,7 @@ class _Planner:
 
     def _in_region(self, region: _Region, anc: tuple) -> bool:
         if region.kind == "range":
-            index = self.facts.scope(anc[:1]).position(anc)
+            index = self.facts.position(self.ctx.model.module_scope, anc)
             return index is not None and region.start <= index <= region.end and not any(
                 isinstance(n, (cst.FunctionDef, cst.ClassDef)) for n in anc[1:])
         return region.node in anc
@@ -989,7 +1001,7 @@ class _Planner:
         """Module level: the statement with the site and every later statement that uses what it computes."""
         module = anc[0]
         body = module.body
-        start = self.facts.scope(anc[:1]).position(anc)
+        start = self.facts.position(self.ctx.model.module_scope, anc)
         if start not in self._ranges:
             tainted = set(_bound_in(body[start]))
             end = start
@@ -1006,7 +1018,7 @@ class _Planner:
             self._ranges[start] = end
         return _Region("range", module, (module,), start, self._ranges[start])
 
-    def _plan_regions(self, regions: List[_Region]) -> None:
+    def _plan_regions(self, regions: List[_Region]) -> List[_Region]:
         """One wrap per region: the same loop/body once, overlapping module ranges merged, nested ones dropped."""
         chosen: List[_Region] = []
         for region in regions:
@@ -1021,6 +1033,7 @@ class _Planner:
         for region in chosen:
             if not any(other is not region and self._contains(other, region) for other in chosen):
                 self.items.append(self._region_item(region))
+        return chosen
 
     def _contains(self, outer: _Region, inner: _Region) -> bool:
         if outer.kind == "range":
@@ -1029,14 +1042,11 @@ class _Planner:
             return self._in_region(outer, inner.ancestors)
         return outer.node in inner.ancestors[:-1]
 
-    def _region_item(self, region: _Region) -> _Item:
-        hint = ("`volatile=True` meant: no graph for anything computed from it; on current PyTorch it has no "
-                "effect and the graph is built (memory grows, `.numpy()` fails)")
+    def _region_item(self, region: _Region) -> "Fact":
         if region.kind == "loop":
             def fix(updated):
                 return _wrap([updated], self.torch_expr("no_grad"))
-            return _Item("TM102", region.node, "inference loop (`volatile=True` inside) wrapped in "
-                         "`with torch.no_grad():`", fix, hint=hint)
+            return Fact(FactKind.WRAP_LOOP, region.node, fix)
         if region.kind == "body":
             def fix(updated: cst.FunctionDef):
                 body = updated.body
@@ -1047,14 +1057,13 @@ class _Planner:
                 if isinstance(body, cst.IndentedBlock):
                     block = body.with_changes(body=block.body)
                 return updated.with_changes(body=block)
-            return _Item("TM102", region.node, f"body of `{region.node.name.value}` (`volatile=True` inside) "
-                         f"wrapped in `with torch.no_grad():`{region.note}", fix, hint=hint)
+            return Fact(FactKind.WRAP_BODY, region.node, fix, detail={
+                "function": region.node.name.value, "returns": "yes" if region.returns else ""})
         body = list(region.node.body)
         if region.start == region.end:
             def fix(updated):
                 return _wrap([updated], self.torch_expr("no_grad"))
-            return _Item("TM102", body[region.start], "inference code (`volatile=True`) wrapped in "
-                         "`with torch.no_grad():`", fix, hint=hint)
+            return Fact(FactKind.WRAP_STATEMENT, body[region.start], fix)
         original = body[region.start:region.end + 1]
 
         def fix(updated: cst.Module):
@@ -1068,9 +1077,8 @@ class _Planner:
             return updated.with_changes(body=new_body)
 
         first_line = _code(original[0]).strip().splitlines()[0]
-        return _Item("TM102", region.node, f"module-level inference code from `{first_line}` on "
-                     f"({len(original)} statements using the `volatile=True` value) wrapped in "
-                     "`with torch.no_grad():`", fix, hint=hint)
+        return Fact(FactKind.WRAP_RANGE, region.node, fix, detail={"first": first_line,
+                                                                   "count": str(len(original))})
 
     # ---- TM103 and other uses of the name ----
     def _plan_references(self) -> None:
@@ -1093,17 +1101,13 @@ class _Planner:
                     self.items.append(self._tuple_item(tuple_node))
                 continue
             if kind is not None:
-                self.items.append(self._reference_item(ref, f"`Variable` in {kind}: `torch.Tensor` is the same test "
-                                                            "on current PyTorch"))
+                self.items.append(self._reference_item(ref, FactKind.TYPE_REFERENCE, {"where": kind}))
                 continue
             if (isinstance(parent, cst.Arg) and len(anc) > 2 and isinstance(anc[-3], cst.Call)
                     and dotted(anc[-3].func) == "map" and anc[-3].args[0] is parent):
-                self.items.append(self._reference_item(
-                    ref, "`map(Variable, ...)`: `Variable` is `Tensor.detach` on current PyTorch", "TM101",
-                    "Tensor.detach"))
+                self.items.append(self._reference_item(ref, FactKind.MAP_VARIABLE, {}, "Tensor.detach"))
                 continue
-            self.items.append(_Item("TM101", ref, "`Variable` used as a value: migrate by hand",
-                                    hint="`Variable(t)` is `t.detach()` on current PyTorch"))
+            self.items.append(Fact(FactKind.VARIABLE_VALUE, ref))
 
     def _type_context(self, anc: tuple) -> Optional[str]:
         """"tuple", "isinstance()", "an annotation" when the reference at the end of ``anc`` names a type."""
@@ -1167,9 +1171,7 @@ class _Planner:
             result = cst.UnaryOperation(operator=cst.Not(), expression=check) if negated else check
             return result.with_changes(lpar=updated.lpar, rpar=updated.rpar)
 
-        return _Item("TM103", comparison, "`type(x)` never equals `Variable` on current PyTorch (it is "
-                     "`torch.Tensor`): `isinstance(x, torch.Tensor)`", fix,
-                     hint="tensors are Variables since 0.4; `type(t)` is `torch.Tensor`")
+        return Fact(FactKind.TYPE_COMPARISON, comparison, fix)
 
     def _tuple_item(self, tuple_node: cst.Tuple) -> _Item:
         def is_variable(expr):
@@ -1189,15 +1191,14 @@ class _Planner:
             elements[-1] = elements[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
             return updated.with_changes(elements=elements)
 
-        return _Item("TM103", tuple_node, "`Variable` in a tuple of types: `torch.Tensor` is the same test on "
-                     "current PyTorch", fix, hint="tensors are Variables since 0.4")
+        return Fact(FactKind.TYPE_TUPLE, tuple_node, fix)
 
-    def _reference_item(self, ref: cst.CSTNode, message: str, code: str = "TM103",
-                        replacement: str = "Tensor") -> _Item:
+    def _reference_item(self, ref: cst.CSTNode, kind: "FactKind", detail: Dict[str, str],
+                        replacement: str = "Tensor") -> "Fact":
         def fix(updated):
             self._drop_reference_imports()
             return self.torch_expr(replacement)
-        return _Item(code, ref, message, fix, hint="tensors are Variables since 0.4")
+        return Fact(kind, ref, fix, detail=detail)
 
     def _drop_reference_imports(self) -> None:
         for ref, _ in self.facts.variable_refs:
@@ -1263,6 +1264,42 @@ def _argument(function: cst.FunctionDef, param: str, call: cst.Call) -> Optional
     return None
 
 
+def _passed(call: cst.Call, name: str, position: Optional[int]):
+    """The argument ``call`` passes for parameter ``name`` (at ``position``): ``None`` when none, ``...`` when
+    it cannot be told (``*args``, ``**kwargs``)."""
+    if any(arg.star for arg in call.args):
+        return ...
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    plain = [arg for arg in call.args if arg.keyword is None]
+    return plain[position] if position is not None and position < len(plain) else None
+
+
+def _without_argument(call: cst.Call, index: int) -> cst.Call:
+    """``call`` less its ``index``-th argument (the previous one takes over its comma when it was last)."""
+    args = list(call.args)
+    removed = args.pop(index)
+    if args and index == len(args):
+        args[-1] = args[-1].with_changes(comma=removed.comma)
+    return call.with_changes(args=args)
+
+
+def _without_parameter(params: cst.Parameters, name: str) -> cst.Parameters:
+    """``params`` less parameter ``name`` (commas as for ``_without_argument``)."""
+    groups = {}
+    for field_name in ("posonly_params", "params", "kwonly_params"):
+        group = list(getattr(params, field_name))
+        for index, param in enumerate(group):
+            if param.name.value == name:
+                removed = group.pop(index)
+                if group and index == len(group):
+                    group[-1] = group[-1].with_changes(comma=removed.comma)
+                break
+        groups[field_name] = group
+    return params.with_changes(**groups)
+
+
 def _align(original: List[cst.CSTNode], updated: List[cst.CSTNode], start: int, end: int
            ) -> Optional[Tuple[int, int]]:
     """Where original statements ``start..end`` are in the rewritten body (other fixes may add or drop some)."""
@@ -1282,286 +1319,3 @@ def _align(original: List[cst.CSTNode], updated: List[cst.CSTNode], start: int, 
     return min(s for s, _ in spans), max(e for _, e in spans)
 
 
-# -- the rules ----------------------------------------------------------------------------------
-class _VariableFamily(Rule):
-    """Shared collection for TM101-TM103: the first rule of the family in a file feeds one ``_Facts``."""
-
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
-        self.facts = ctx.analysis(_Facts)
-        if self.facts.feeder is None:
-            self.facts.feeder = self
-        self.feeds = self.facts.feeder is self  # one rule of the family collects for all of them
-
-    def _scope_here(self, functions_only: bool = False) -> _Scope:
-        return self.facts.scope(self.ctx.ancestors, functions_only)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if self.feeds:
-            self.facts.collect_call(node, tuple(self.ctx.ancestors))
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if self.feeds and node.value in self.ctx.imports.aliases and self.ctx.qualname(node) == VARIABLE:
-            self.facts.variable_refs.append((node, tuple(self.ctx.ancestors)))
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if self.feeds and node.attr.value == "Variable" and self.ctx.qualname(node) == VARIABLE:
-            self.facts.variable_refs.append((node, tuple(self.ctx.ancestors)))
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if self.feeds:
-            scope = self._scope_here()
-            for target in node.targets:
-                self.facts.bind_target(scope, target.target, "value", node.value, self.ctx.ancestors, killing=True)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if self.feeds:
-            self.facts.bind_target(self._scope_here(), node.target, "value", node.value, self.ctx.ancestors)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if self.feeds and node.value is not None:
-            self.facts.bind_target(self._scope_here(), node.target, "value", node.value, self.ctx.ancestors,
-                                   killing=True)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        if self.feeds:
-            self.facts.bind_target(self._scope_here(functions_only=True), node.target, "value", node.value,
-                                   self.ctx.ancestors)
-
-    def visit_For(self, node: cst.For) -> None:
-        if self.feeds:
-            self.facts.bind_target(self._scope_here(), node.target, "iter", node.iter, self.ctx.ancestors)
-
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        if self.feeds:
-            anc = self.ctx.ancestors
-            comp = next(n for n in reversed(anc) if isinstance(n, _COMPREHENSIONS))
-            scope = self.facts.scope([*anc[:anc.index(comp) + 1], comp.elt if hasattr(comp, "elt") else comp.key])
-            self.facts.bind_target(scope, node.target, "iter", node.iter)
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if self.feeds and node.asname is not None:
-            self.facts.bind_target(self._scope_here(), node.asname.name, "unknown", None, self.ctx.ancestors)
-
-    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        if self.feeds and node.name is not None:
-            self.facts.bind_target(self._scope_here(), node.name.name, "unknown", None, self.ctx.ancestors)
-
-    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
-        if self.feeds:
-            name = node.asname.name if node.asname is not None else node.name
-            while isinstance(name, cst.Attribute):
-                name = name.value
-            if isinstance(name, cst.Name):
-                self.facts.bind_target(self._scope_here(), name, "unknown", None, self.ctx.ancestors)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if self.feeds:
-            scope = self._scope_here()
-            scope.bind(node.name.value, "def", node, scope.position(self.ctx.ancestors))
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        if self.feeds:
-            self.facts.bind_target(self._scope_here(), node.name, "unknown", None, self.ctx.ancestors)
-
-    def visit_Param(self, node: cst.Param) -> None:
-        if self.feeds:
-            anc = self.ctx.ancestors
-            owner = next(n for n in reversed(anc) if isinstance(n, (cst.FunctionDef, cst.Lambda)))
-            scope = self.facts.scope([*anc[:anc.index(owner) + 1], owner.body])
-            scope.bind(node.name.value, "unknown", None, index=-1)
-
-    def visit_Global(self, node: cst.Global) -> None:
-        if self.feeds:
-            names = {n.name.value for n in node.names}
-            self._scope_here().opaque.update(names)
-            self.facts.scope(self.ctx.ancestors[:1]).opaque.update(names)
-
-    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        if self.feeds:
-            self._scope_here().opaque.update(n.name.value for n in node.names)
-
-    def visit_Return(self, node: cst.Return) -> None:
-        if self.feeds and node.value is not None:
-            anc = self.ctx.ancestors
-            scope = self._scope_here(functions_only=True)
-            self.facts.returns.setdefault(id(scope.node), []).append((node.value, scope.position(anc)))
-
-    def visit_Yield(self, node: cst.Yield) -> None:
-        if self.feeds:
-            self.facts.yields.append(tuple(self.ctx.ancestors))
-            self.facts.generators.add(id(self._scope_here(functions_only=True).node))
-
-    def leave_Module(self, original_node: cst.Module) -> None:
-        for item in self.facts.items():
-            if item.code == self.code:
-                self.report(item.node, item.message, item.fix, unsafe=item.unsafe, hint=item.hint)
-
-
-class VariableWrapper(_VariableFamily):
-    """``Variable(t)`` is ``t.detach()`` on current PyTorch, not a wrapper.
-
-    0.3 code wrapped every input in ``Variable``; since 0.4 the shim returns a
-    detached leaf. Dropping it is exact only when ``t`` has no autograd history
-    (data from a loader, a factory call, ``.data``); where ``t`` may carry a
-    graph (a model output, arithmetic on parameters, a parameter of the
-    function) the cut is kept as ``t.detach()``. ``requires_grad=True`` is kept
-    minimal and exact (``t`` itself is never modified): a factory gets
-    ``requires_grad=True``, a new tensor ``.requires_grad_()``, anything else
-    ``.detach().requires_grad_()``. No ``requires_grad`` is ever added that the
-    old code did not ask for.
-    """
-
-    code = "TM101"
-    name = "variable-wrapper"
-    summary = "`Variable(x)` becomes `x` when `x` has no graph, else `x.detach()`; `requires_grad=True` kept exact"
-    triggers = ("Variable",)
-    changes = (
-        Example(
-            "import torch\nfrom torch.autograd import Variable\n\n"
-            "for data, target in train_loader:\n    data, target = Variable(data), Variable(target)\n"
-            "    loss = F.nll_loss(model(data), target)\n",
-            "import torch\n\nfor data, target in train_loader:\n    loss = F.nll_loss(model(data), target)\n",
-        ),
-        Example(
-            "import torch\nfrom torch.autograd import Variable as V\nw = V(torch.randn(5, 3), requires_grad=True)\n"
-            "x = V(torch.ones(5), requires_grad=False)\n",
-            "import torch\nw = torch.randn(5, 3, requires_grad=True)\nx = torch.ones(5)\n",
-        ),
-        Example(
-            "import torch\nfrom torch.autograd import Variable\nfake = netG(noise)\n"
-            "output = netD(Variable(fake.data))\nstyle = Variable(vgg(style_img))\n",
-            "import torch\nfake = netG(noise)\noutput = netD(fake.detach())\nstyle = vgg(style_img).detach()\n",
-        ),
-        Example(
-            "import torch\nfrom torch.autograd import Variable\n\ndef repackage_hidden(h):\n"
-            "    if type(h) == Variable:\n        return Variable(h.data)\n"
-            "    return tuple(repackage_hidden(v) for v in h)\n",
-            "import torch\nfrom torch.autograd import Variable\n\ndef repackage_hidden(h):\n"
-            "    if type(h) == Variable:\n        return h.detach()\n"
-            "    return tuple(repackage_hidden(v) for v in h)\n",
-        ),
-        Example(
-            "import torch.autograd as ag\n\ndef step(x, hidden):\n"
-            "    h = ag.Variable(hidden.new(2, 3).zero_())\n    p = ag.Variable(x, requires_grad=True)\n"
-            "    return ag.Variable(x).cuda(), h, p\n",
-            "\ndef step(x, hidden):\n    h = hidden.new(2, 3).zero_()\n    p = x.detach().requires_grad_()\n"
-            "    return x.detach().cuda(), h, p\n",
-        ),
-        Example(
-            "import torch\nfrom torch.autograd.variable import Variable\n"
-            "noise = Variable(torch.FloatTensor(4, 100).normal_(0, 1), requires_grad=True)\n"
-            "xs = list(map(Variable, batch))\n",
-            "import torch\nnoise = torch.FloatTensor(4, 100).normal_(0, 1).requires_grad_()\n"
-            "xs = list(map(torch.Tensor.detach, batch))\n",
-        ),
-        Example("import torch\nfrom torch.autograd import Variable\nx = Variable(*tensors)\n"),
-    )
-    keeps = (
-        "from collections import namedtuple\nVariable = namedtuple('Variable', 'name value')\nv = Variable('x', 1)\n",
-        "from sympy import Variable\nx = Variable('x')\n",
-        "import torch\nclass Net:\n    def f(self, x):\n        return self.Variable(x)\n",
-        "import torch\nclass Variable:\n    pass\nv = Variable()\n",
-        "import torch\nx = torch.randn(3)\ny = x.detach()\n",
-    )
-
-
-class VolatileInference(_VariableFamily):
-    """``volatile=True`` meant inference: no graph for anything computed from the Variable.
-
-    On current PyTorch it only warns, so a legacy evaluation loop builds graphs
-    (memory grows, ``.numpy()`` on outputs fails). The wrapper goes as in TM101
-    and the inference region (the innermost loop around it in its function, the
-    function body, or the module-level statements that use the value) runs under
-    ``with torch.no_grad():`` - once per region, not inside an existing
-    ``no_grad``. A helper that returns the volatile value (``to_var(x,
-    volatile=True)``, ``get_batch(..., evaluation=True)``) moves the region to
-    its callers in the file. A region that also calls ``backward()`` (directly
-    or through a function of the file) or yields is reported, not wrapped.
-    """
-
-    code = "TM102"
-    name = "volatile-inference"
-    summary = "`Variable(x, volatile=True)` becomes `x` inside a `with torch.no_grad():` inference region"
-    triggers = ("volatile",)
-    changes = (
-        Example(
-            "import torch\nfrom torch.autograd import Variable\n\ndef test():\n    model.eval()\n"
-            "    for data, target in test_loader:\n        data, target = Variable(data, volatile=True), Variable(target)\n"
-            "        output = model(data)\n        pred = output.max(1)[1]\n",
-            "import torch\n\ndef test():\n    model.eval()\n    with torch.no_grad():\n"
-            "        for data, target in test_loader:\n            output = model(data)\n"
-            "            pred = output.max(1)[1]\n",
-        ),
-        Example(
-            "import torch\nfrom torch.autograd import Variable\n\ndef stylize(img):\n    \"\"\"Run the net.\"\"\"\n"
-            "    x = Variable(img, volatile=True)\n    return net(x).data\n",
-            "import torch\n\ndef stylize(img):\n    \"\"\"Run the net.\"\"\"\n    with torch.no_grad():\n"
-            "        x = img.detach()\n        return net(x).data\n",
-        ),
-        Example(
-            "from torch.autograd import Variable\n\ndef get_batch(source, i, evaluation=False):\n"
-            "    return Variable(source[i:i + 2], volatile=evaluation)\n\ndef evaluate(source):\n"
-            "    for i in range(0, 10, 2):\n        out = model(get_batch(source, i, evaluation=True))\n\n"
-            "def train(source):\n    for i in range(0, 10, 2):\n        model(get_batch(source, i)).sum().backward()\n",
-            "import torch\n\ndef get_batch(source, i, evaluation=False):\n    return source[i:i + 2].detach()\n\n"
-            "def evaluate(source):\n    with torch.no_grad():\n        for i in range(0, 10, 2):\n"
-            "            out = model(get_batch(source, i, evaluation=True))\n\n"
-            "def train(source):\n    for i in range(0, 10, 2):\n        model(get_batch(source, i)).sum().backward()\n",
-        ),
-        Example(
-            "import torch\nfrom torch.autograd import Variable\nfor x in loader:\n"
-            "    feats = vgg(Variable(x, volatile=True))\n    loss = crit(net(Variable(feats.data)))\n"
-            "    loss.backward()\n",
-        ),
-    )
-    keeps = (
-        "import torch\nfrom torch.autograd import Variable\nx = Variable(t, volatile=False)\n",
-        "import torch\nwith torch.no_grad():\n    y = model(x)\n",
-        "volatile = True\nconfig = dict(volatile=volatile)\n",
-    )
-
-
-class VariableTypeCheck(_VariableFamily):
-    """``Variable`` as a type: ``type(h) == Variable`` is always False on current PyTorch.
-
-    Tensors are Variables since 0.4: ``type(t)`` is ``torch.Tensor``, so the
-    classic ``repackage_hidden`` helper (``if type(h) == Variable: ...``) falls
-    through to iterating a tensor and crashes. ``isinstance(h, Variable)``
-    still works but only through a compatibility metaclass. Both become
-    ``isinstance(h, torch.Tensor)``; ``Variable`` in a tuple of types and in
-    annotations becomes ``torch.Tensor``.
-    """
-
-    code = "TM103"
-    name = "variable-type-check"
-    summary = "`type(h) == Variable` / `isinstance(h, Variable)` become `isinstance(h, torch.Tensor)`"
-    triggers = ("Variable",)
-    changes = (
-        Example(
-            "import torch\nfrom torch.autograd import Variable\n\ndef repackage_hidden(h):\n"
-            "    if type(h) == Variable:\n        return h.detach()\n"
-            "    return tuple(repackage_hidden(v) for v in h)\n",
-            "import torch\n\ndef repackage_hidden(h):\n    if isinstance(h, torch.Tensor):\n"
-            "        return h.detach()\n    return tuple(repackage_hidden(v) for v in h)\n",
-        ),
-        Example(
-            "from torch.autograd import Variable\nok = isinstance(h, Variable)\n"
-            "both = isinstance(h, (Variable, tuple))\nnot_var = type(h) is not Variable\n",
-            "import torch\n\nok = isinstance(h, torch.Tensor)\nboth = isinstance(h, (torch.Tensor, tuple))\n"
-            "not_var = not isinstance(h, torch.Tensor)\n",
-        ),
-        Example(
-            "import torch\nimport torch.autograd as ag\n\ndef f(x: ag.Variable) -> bool:\n"
-            "    return isinstance(x, (torch.Tensor, ag.Variable))\n",
-            "import torch\n\ndef f(x: torch.Tensor) -> bool:\n    return isinstance(x, torch.Tensor)\n",
-        ),
-    )
-    keeps = (
-        "import torch\nif isinstance(h, torch.Tensor):\n    h = h.detach()\n",
-        "from sympy import Variable\nok = isinstance(v, Variable)\n",
-        "from torch.autograd import Variable\ntype = lambda x: x\nok = type(h) == Variable\n",
-    )
-
-
-RULES = [VariableWrapper, VolatileInference, VariableTypeCheck]
