@@ -7,7 +7,7 @@ Families (codes by hundred):
   TM2xx device/       ``.cuda()``/``torch.cuda.*Tensor`` -> one ``torch.device``; asynckw.py (TM203)
   TM3xx data/         ``.data[0]``, ``.data`` reads and manual updates
   TM4xx deprecated/  renamed functions, changed signatures, removed keywords and modules (tables in torchapi/)
-  TM5xx current.py    behaviour changes after 0.4 (``torch.load``, ``torch.full``, ...)
+  TM5xx current/      behaviour changes after 0.4 (``torch.load``, ``torch.full``, legacy Functions, ...)
   TM6xx hazards/     autograd hazards that ``check`` reports (and loss shapes, step order, DataParallel keys)
   TM7xx ecosystem/    mixed precision (``torch.cuda.amp``, apex) and TensorBoard around torch
 """

@@ -22,6 +22,7 @@ matches and the chain ends in one outside import that nothing in between rebinds
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,11 @@ _IMPORTS = re.compile(r"\n[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([
 _TOP_BINDING = re.compile(r"\n(?:(?:def|class)[ \t]+(\w+)|(\w+)[ \t]*(?::[^=\n]*)?=(?!=))")
 _ALL = re.compile(r"\n__all__[ \t]*=[ \t]*[\[(]([^\])]*)[\])]")
 _STRING = re.compile(r"""['"](\w+)['"]""")
+# ``torch.save(obj, 'path')`` / ``torch.save(obj, open('path', 'wb'))`` with a literal path (TM501: a file another
+# file of the tree writes), and a ``torch.load`` of a literal path (for the cache key).
+_SAVE = re.compile(r"""torch\.save\(""")
+_SAVED_PATH = re.compile(r"""\s*(?:open\(\s*)?(['"])([^'"\n]+)\1""")
+_LOAD = re.compile(r"""torch\.load\(\s*(?:open\(\s*)?(['"])([^'"\n]+)\1""")
 
 
 @dataclass
@@ -51,6 +57,7 @@ class _Module:
     star_readers: List["_Module"] = field(default_factory=list)  # modules that star-import this one
     attribute_readers: List[Tuple["_Module", str]] = field(default_factory=list)  # (module, alias): alias.X
     named: Set[str] = field(default_factory=set)  # names other modules from-import from this one
+    saves: List[Tuple[str, str]] = field(default_factory=list)  # (normalized literal path, saved object's text)
     _reads: Dict[str, bool] = field(default_factory=dict)
 
     def reads(self, name: str) -> bool:
@@ -68,9 +75,31 @@ class FileView:
 
     reaching: Dict[str, str]  # local name -> the outside qualified name it is (through modules of the tree)
     keeps: Callable[[str], bool]  # another file of the tree reads this name through this file
+    # (file, saved object's text) of every other file of the tree that ``torch.save``s to this literal path
+    writers: Callable[[str], List[Tuple[str, str]]] = lambda path: []
 
 
 EMPTY = FileView({}, lambda name: False)
+
+
+def _saved(text: str, start: int) -> Optional[Tuple[str, str]]:
+    """(normalized literal path, object text) of the ``torch.save(`` whose arguments start at ``start``: the
+    object is everything up to the first comma outside brackets; ``None`` unless a literal path follows."""
+    depth, index = 0, start
+    while index < len(text) and index - start < 500:
+        char = text[index]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            if depth == 0:
+                return None
+            depth -= 1
+        elif char == "," and depth == 0:
+            path = _SAVED_PATH.match(text, index + 1)
+            obj = " ".join(text[start:index].split())
+            return (os.path.normpath(path.group(2)), obj) if path and obj else None
+        index += 1
+    return None
 
 
 class RepoIndex:
@@ -128,6 +157,8 @@ class RepoIndex:
         found = _ALL.search(text)
         if found:
             module.all_names = frozenset(_STRING.findall(found.group(1)))
+        if "torch.save(" in text:
+            module.saves = [found for m in _SAVE.finditer(text) if (found := _saved(text, m.end())) is not None]
 
     @staticmethod
     def _plain_import(module: _Module, names: str) -> None:
@@ -208,8 +239,15 @@ class RepoIndex:
                 if qualified is not None:
                     reaching[local] = qualified
             self._link()
-            self._views[key] = FileView(reaching, lambda name, module=module: self._kept(module, name, set()))
+            self._views[key] = FileView(reaching, lambda name, module=module: self._kept(module, name, set()),
+                                        lambda path, module=module: self.writers(module, path))
         return self._views[key]
+
+    def writers(self, module: _Module, path: str) -> List[Tuple[str, str]]:
+        """(file, saved object's text) of the other files of the tree that ``torch.save`` to ``path``."""
+        path = os.path.normpath(path)
+        return [(other.path.name, obj) for other in self.by_path.values() if other is not module
+                for saved, obj in other.saves if saved == path]
 
     def _link(self) -> None:
         """Each module's readers: who star-imports it, from-imports a name of it, reads ``alias.X`` of it."""
@@ -267,9 +305,16 @@ def view(path: Path) -> Optional[FileView]:
 
 
 def fingerprint(path: Path, data: bytes) -> bytes:
-    """What other files of the tree give ``path`` through star imports (part of the cache key: a cached result
-    holds only while that is unchanged); ``b""`` for a file without a star import (no index is built for it)."""
-    if b"import *" not in data and b"import  *" not in data:
+    """What other files of the tree give ``path`` through star imports, and what they ``torch.save`` to the literal
+    paths it loads (part of the cache key: a cached result holds only while that is unchanged); ``b""`` for a file
+    with neither (no index is built for it)."""
+    stars = b"import *" in data or b"import  *" in data
+    loads = [m.group(2) for m in _LOAD.finditer(data.decode("utf-8", "replace"))] if b"torch.load(" in data else []
+    if not stars and not loads:
         return b""
     found = view(path)
-    return repr(sorted(found.reaching.items())).encode() if found is not None and found.reaching else b""
+    if found is None:
+        return b""
+    key = repr(sorted(found.reaching.items())).encode() if found.reaching else b""
+    written = sorted(w for loaded in loads for w in found.writers(loaded))  # what TM501 reads from other files
+    return key + (repr(written).encode() if written else b"")

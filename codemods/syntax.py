@@ -118,6 +118,20 @@ def release_import(ctx, old: cst.CSTNode) -> None:
         ctx.remove_import_if_unused(module, obj, head if head != obj else None)
 
 
+def enclosing_statement(model, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+    """The innermost statement around ``node`` that can carry a comment line above it."""
+    current = node
+    while current is not None and not isinstance(current, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        current = model.parent(current)
+    return current
+
+
+def calls_in(node: cst.CSTNode, predicate) -> list:
+    """The calls under ``node`` (source order, ``node`` included) for which ``predicate`` holds."""
+    from codemods.walk import walk
+    return [n for n in walk(node) if type(n) is cst.Call and predicate(n)]
+
+
 def keep_comments(call: cst.Call, arg: cst.Arg, replacement: cst.BaseExpression) -> cst.BaseExpression:
     """``replacement`` for a wrapper ``call`` that goes, keeping ``arg``'s value: where the call's line breaks
     around ``arg`` hold a comment (``Variable(\\n    batch,   # the input\\n)``), parentheses take them over, so

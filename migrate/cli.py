@@ -101,8 +101,7 @@ def _run(paths, exclude, options, jobs, no_cache, quiet) -> List[driver.FileResu
     exclude = list(exclude or ()) + _config(paths).exclude
     try:
         files = discover([Path(p) for p in paths], exclude, notebooks=options.notebooks)
-        if options.select or options.ignore:
-            options.rules()  # an unknown code is a usage error (the default selection cannot be wrong)
+        options.check_codes()  # an unknown code is a usage error; the rules load only if a file needs them
     except (FileNotFoundError, ValueError) as error:
         _error(str(error))
         raise typer.Exit(EXIT_USAGE)

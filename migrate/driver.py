@@ -3,32 +3,29 @@
 discover -> read/decode -> pre-filter on trigger strings -> parse once and run
 every selected rule (``codemods.engine``) -> check the new text
 (``check_rewrite``: it compiles, and every statement no applied fix reported
-is still there, unchanged) -> atomic write. Files are spread over a process
-pool; results that cannot change between runs are served from a content-hash
-cache (``migrate.cache``). SIGINT/SIGTERM stop a run between files
-(``Interrupted``); a file is only ever replaced whole.
+is still there, unchanged) -> again on what that pass would write, until a
+pass changes nothing (``PASSES``) -> atomic write. Files are spread over a
+process pool; results that cannot change between runs, the final text of
+every file written included, are served from a content-hash cache
+(``migrate.cache``). SIGINT/SIGTERM stop a run between files (``Interrupted``);
+a file is only ever replaced whole. ``TORCH_MIGRATE_DEBUG=1`` logs every parse
+and every cache hit on stderr.
 """
 from __future__ import annotations
 
 import ast
 import bisect
 import contextlib
-import difflib
 import fnmatch
 import gc
-import hashlib
 import io
 import os
 import queue
 import signal
 import sys
 import threading
-import traceback
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from multiprocessing import get_context
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -37,15 +34,38 @@ from codemods import repo
 from codemods.commands import is_command_file
 from codemods.finding import Finding
 from migrate import python2
-from migrate.cache import Cache
-from migrate.notebook import NotebookSource
-from migrate.source import (Source, SourceError, Unwritable, atomic_write, compiles, read_source,
+from migrate.cache import Cache, cache_key
+from migrate.source import (Source, SourceError, Unwritable, atomic_write, compiles, decode, read_source,
                             remove_stale_temps)
 
 if TYPE_CHECKING:
     import libcst as cst
-# The engine (libcst and the rules) is imported where a file is first processed, not here: a run that the
-# cache serves entirely never loads it, which is most of such a run's time.
+# The engine (libcst and the rules), notebooks and the process pool are imported where they are first needed,
+# not here: a run that the cache serves entirely never loads them, and they would be most of such a run's time.
+
+PASSES = 4
+"""The most times ``rewrite`` runs the rules over one file.
+
+A fix may leave code that another rule (or the same one, elsewhere) fixes:
+pass 1 unwraps ``Variable(x.data[0], requires_grad=True)``, pass 2 sees what
+the unwrapped argument has become. Each pass reads what the previous one
+would write, as a fresh run would; the pass that applies nothing proves the
+file settled, and its findings are what the cache keeps for the written text
+(so a second run parses nothing). Chains of fixes feeding each other are at
+most two deep in the fuzz (``bench/fuzz.py``), so three fixing passes and the
+settling one leave a pass of margin; a file still changing after that has a
+cycle (fixes undoing each other, or one matching its own output) that more
+passes would not end. It is an internal error naming those rules, and the file
+is left as the last pass wrote it: every pass passed the guard on its own.
+"""
+_DEBUG = bool(os.environ.get("TORCH_MIGRATE_DEBUG"))
+
+
+def debug(message: str) -> None:
+    """One ``torch-migrate: debug:`` line on stderr when ``TORCH_MIGRATE_DEBUG`` is set."""
+    if _DEBUG:
+        sys.stderr.write(f"torch-migrate: debug: {message}\n")
+
 
 WRITE, DIFF, LINT = "write", "diff", "lint"
 
@@ -63,13 +83,34 @@ class Options:
     def rules(self) -> List[type]:
         return codemods.select_rules(self.select or None, self.ignore or None)
 
+    def check_codes(self) -> None:
+        """ValueError for a ``--select``/``--ignore`` code no rule has, from the rule catalog: the rules
+        themselves (and libcst) are only loaded when a file needs them."""
+        from migrate.rule_catalog import RULES
+
+        codes = [row[0] for row in RULES]
+        unknown = [prefix for prefix in (s.strip().upper() for s in self.select + self.ignore)
+                   if prefix and not any(code.startswith(prefix) for code in codes)]
+        if unknown:
+            raise ValueError(f"unknown rule code(s): {', '.join(unknown)}")
+
+    def ignored(self, path: Path) -> Tuple[str, ...]:
+        """The rule codes (prefixes) that ``per-file-ignores`` switches off for ``path``."""
+        if not self.per_file_ignores:
+            return ()
+        posix = path.as_posix()
+        return tuple(code for pattern, codes in self.per_file_ignores
+                     if fnmatch.fnmatch(posix, pattern) or fnmatch.fnmatch(posix, f"*/{pattern}")
+                     for code in codes)
+
     def rules_for(self, path: Path, rules: Sequence[type]) -> Sequence[type]:
         """``rules`` less those that ``per-file-ignores`` switches off for ``path``."""
-        posix = path.as_posix()
-        ignored = tuple(code for pattern, codes in self.per_file_ignores
-                        if fnmatch.fnmatch(posix, pattern) or fnmatch.fnmatch(posix, f"*/{pattern}")
-                        for code in codes)
+        ignored = self.ignored(path)
         return [rule for rule in rules if not rule.code.startswith(ignored)] if ignored else rules
+
+    def settled(self, findings: Sequence[Finding]) -> bool:
+        """Whether a file with these findings is one ``rewrite`` leaves as it is (no fix it would apply)."""
+        return not any(f.fixable and (self.unsafe_fixes or not f.unsafe) for f in findings)
 
 
 @dataclass
@@ -78,14 +119,16 @@ class FileResult:
     findings: List[Finding] = field(default_factory=list)
     changed: bool = False
     patch: bytes = b""  # DIFF mode: a unified diff of the file's bytes, which `git apply`/`patch -p1` take
-    error: Optional[str] = None  # "path:line:col: message": the file was left untouched
+    error: Optional[str] = None  # "path:line:col: message": the file was left untouched (or as its last good pass
+    # left it: an internal error after the first pass)
     internal: bool = False  # the error is ours (a rule produced broken code), not the file's
     changes: List[dict] = field(default_factory=list)  # change map: applied fixes, in the new text's lines
-    digest: str = ""  # content hash, for the cache
+    digest: str = ""  # the cache key of the file as it was read
+    written: Optional[Tuple[str, List[Finding]]] = None  # WRITE mode: the cache key and findings of the new text
 
     @property
     def cacheable(self) -> bool:
-        return not self.changed and self.error is None
+        return not self.changed and self.error is None and not any(f.applied for f in self.findings)
 
     @property
     def diff(self) -> str:
@@ -231,29 +274,36 @@ def check_rewrite(old: str, new: str, findings: Sequence[Finding]) -> List[Ancho
     return anchors
 
 
-def _new_line_ranges(anchors: List[Anchor], findings: List[Finding], old_lines: int, new_lines: int) -> List[dict]:
-    """Where each applied fix landed in the new text: between the untouched statements around it."""
+def _placed(anchors: List[Anchor], spans: Sequence[Tuple[int, int]], old_lines: int,
+            new_lines: int) -> List[Tuple[int, int]]:
+    """Where each ``(line, end_line)`` span of the old text lies in the new one: exactly inside a statement no
+    fix touched, otherwise between the untouched statements around it."""
     lasts = [anchor.old_last for anchor in anchors]
     firsts = [anchor.old_first for anchor in anchors]
-    rule_summaries = {rule.code: rule.summary for rule in codemods.all_rules()}
-    ranges = []
-    for finding in findings:
-        if not finding.applied:
-            continue
-        line, end = finding.line, finding.end_line or finding.line
+
+    def inside(line: int) -> Optional[int]:
+        index = bisect.bisect_right(firsts, line) - 1
+        if index >= 0 and anchors[index].old_last >= line:
+            return anchors[index].new_first + line - anchors[index].old_first
+        return None
+
+    placed = []
+    for line, end in spans:
         before = bisect.bisect_left(lasts, line)
         after = bisect.bisect_right(firsts, end)
         prev = anchors[before - 1] if before else None
         nxt = anchors[after] if after < len(anchors) else None
-        if prev is not None:
+        start = inside(line)
+        if start is None and prev is not None:
             start = prev.new_last + line - prev.old_last
-        else:
+        elif start is None:
             start = nxt.new_first - (nxt.old_first - line) if nxt is not None else line
-        stop = nxt.new_first - (nxt.old_first - end) if nxt is not None else new_lines - (old_lines - end)
+        stop = inside(end)
+        if stop is None:
+            stop = nxt.new_first - (nxt.old_first - end) if nxt is not None else new_lines - (old_lines - end)
         start = max(1, start)
-        ranges.append({"line": start, "end_line": max(start, stop), "code": finding.code,
-                       "summary": rule_summaries.get(finding.code, finding.message)})
-    return ranges
+        placed.append((start, max(start, stop)))
+    return placed
 
 
 # -- one file -------------------------------------------------------------------
@@ -308,6 +358,8 @@ def _trigger_filter(rules: Sequence[type], text: str) -> List[type]:
 
 def _blame(error: BaseException) -> str:
     """The rule module an exception came from, for internal-error messages."""
+    import traceback
+
     for frame in reversed(traceback.extract_tb(error.__traceback__)):
         parts = Path(frame.filename).parts
         if "codemods" in parts:
@@ -350,18 +402,30 @@ def _verify(source: Source, text: str, findings: Sequence[Finding]) -> Tuple[Lis
         raise BrokenRewrite(error.line, error.message, internal=error.internal, in_new=True) from None
 
 
-def _culprits(source: Source, rules: Sequence[type], options: Options) -> str:
+def _run_rules(shown: Path, text: str, rules: Sequence[type], options: Optional[Options] = None, fix: bool = True,
+               real: Optional[Path] = None):
+    """``run_rules`` on the big-stack thread: the one place files are parsed (logged under TORCH_MIGRATE_DEBUG);
+    ``real`` is the file's place in the repository index (what other files give it and read from it)."""
+    from codemods.engine import run_rules
+
+    debug(f"parse {shown}")
+    if options is None:
+        return _on_big_stack(run_rules, text, rules)
+    return _on_big_stack(run_rules, text, rules, unsafe_fixes=options.unsafe_fixes, min_torch=options.min_torch,
+                         fix=fix, repo=repo.view(real) if real is not None else None)
+
+
+def _culprits(shown: Path, source: Source, rules: Sequence[type], options: Options) -> str:
     """The rules that break the rewrite (or raise) on their own; all of them if none does alone.
 
     Text rules are tried alone, then each tree rule together with them (the
     file may not parse without them). Only called when something went wrong.
     """
-    from codemods.engine import TextRule, run_rules
+    from codemods.engine import TextRule
 
     def breaks(subset: List[type]) -> bool:
         try:
-            outcome = _on_big_stack(run_rules, source.text, subset, unsafe_fixes=options.unsafe_fixes,
-                                        min_torch=options.min_torch)
+            outcome = _run_rules(shown, source.text, subset, options, real=source.path)
             if outcome.text != source.text:
                 _verify(source, outcome.text, outcome.findings)
         except Exception:  # BrokenRewrite, or the rule's own exception
@@ -375,80 +439,187 @@ def _culprits(source: Source, rules: Sequence[type], options: Options) -> str:
     return ", ".join(guilty) if guilty else "rules " + ", ".join(rule.code for rule in rules) + " together"
 
 
-def _inherited(source: Source, rules: Sequence[type]) -> bool:
+def _inherited(shown: Path, source: Source, rules: Sequence[type]) -> bool:
     """Whether the file itself does not compile on this Python, even once the text rules (there to make
     legacy files parse) are applied: then a rewrite that does not compile is not the rules' fault."""
-    from codemods.engine import TextRule, run_rules
+    from codemods.engine import TextRule
 
     text_rules = [rule for rule in rules if issubclass(rule, TextRule)]
-    baseline = _on_big_stack(run_rules, source.text, text_rules).text if text_rules else source.text
+    baseline = _run_rules(shown, source.text, text_rules).text if text_rules else source.text
     return not compiles(source.text) and not compiles(baseline)
 
 
+class _Refused(Exception):
+    """A pass that cannot be used: ``message`` is the file's error line; ``findings`` as far as they got."""
+
+    def __init__(self, message: str, internal: bool = False, findings: Sequence[Finding] = ()):
+        super().__init__(message)
+        self.message, self.internal, self.findings = message, internal, list(findings)
+
+
+@dataclass
+class _Pass:
+    """One run of the rules over ``source``: its findings (positions in ``source.text``) and, if a fix
+    applied, the new text, where the untouched statements went, and the file that text makes."""
+
+    source: Source
+    findings: List[Finding]
+    text: str
+    anchors: List[Anchor] = field(default_factory=list)
+    new: Optional[Source] = None  # the new bytes, read back as the next pass (and a fresh run) reads them
+
+
+def _one_pass(shown: Path, source: Source, options: Options, rules: Sequence[type]) -> _Pass:
+    """Filter the rules on ``source``'s text, run them, and guard the result; ``_Refused`` when it must not
+    be written."""
+    active = _trigger_filter(options.rules_for(shown, rules), source.text)
+    # Python 2 is reported whatever the rules: a file none of them concerns costs a compile to know.
+    legacy_python = python2.find_before_libcst(source.text) if active else python2.find(source.text)
+    if legacy_python:
+        raise _Refused(f"{shown}:{source.where(legacy_python.line, legacy_python.col)}: {legacy_python.message}")
+    if not active:
+        return _Pass(source, [], source.text)
+    import libcst as cst
+
+    try:
+        outcome = _run_rules(shown, source.text, active, options, fix=options.mode != LINT, real=source.path)
+    except cst.ParserSyntaxError as error:
+        found = python2.find(source.text)
+        line, col, message = (found.line, found.col, found.message) if found else _syntax_error(source.text, error)
+        raise _Refused(f"{shown}:{source.where(line, col)}: {message}") from None
+    except RecursionError as error:  # nesting deeper than a walk can follow (or, if the file is flat, a rule bug)
+        raise _Refused(f"{shown}:1:1: too deeply nested to analyse (recursion limit reached in {_blame(error)})")
+    except Exception as error:  # a bug in a rule must not stop the other files
+        raise _Refused(f"{shown}:1:1: internal error: {_culprits(shown, source, active, options)} raised "
+                       f"{type(error).__name__} ({_blame(error)}): {error}; file left untouched", internal=True)
+    if outcome.text == source.text:
+        return _Pass(source, outcome.findings, source.text)
+    try:
+        anchors, new_bytes = _verify(source, outcome.text, outcome.findings)
+        new = _read_back(source, new_bytes)
+    except BrokenRewrite as error:
+        if isinstance(error, Uncompilable) and _inherited(shown, source, active):
+            error = BrokenRewrite(error.line, f"the file does not compile on {_python()}, before or after the "
+                                  f"rewrite ({error.reason})", internal=False, in_new=True)
+        culprits = f"internal error: {_culprits(shown, source, active, options)} " if error.internal else ""
+        where = source.where(error.line, 1, outcome.text if error.in_new else None)
+        raise _Refused(f"{shown}:{where}: {culprits}{error.message}; file left untouched", error.internal,
+                       outcome.findings) from None
+    return _Pass(source, outcome.findings, outcome.text, anchors, new)
+
+
+def _read_back(source: Source, raw: bytes) -> Source:
+    """The file ``raw`` would be, read as ``read_source`` reads it (a notebook's cells joined anew)."""
+    try:
+        if type(source) is Source:
+            return decode(source.path, raw)
+        from migrate.notebook import read_notebook
+
+        return read_notebook(source.path, raw)
+    except SourceError as error:
+        raise BrokenRewrite(error.line, f"produced a file that cannot be read back ({error.message})",
+                            in_new=True) from None
+
+
 def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type]) -> FileResult:
-    """Run the rules on one file; in WRITE mode replace it atomically when it changed."""
+    """Run the rules on one file until they change nothing; in WRITE mode replace it atomically if it changed."""
     result = FileResult(str(shown))
     try:
         source = read_source(real)
     except SourceError as error:
         result.error = f"{shown}:{error.line}:{error.col}: {error.message}"
         return result
-    result.digest = hashlib.sha1(source.raw + repo.fingerprint(real, source.raw)).hexdigest()
-    if is_command_file(shown.name) and shown.suffix not in (".py", ".ipynb"):
+    if is_command_file(shown.name) and shown.suffix not in (".py", ".ipynb"):  # never cached: its answer
+        # depends on the scripts it starts, which its own bytes do not tell
         return _process_commands(shown, real, source, options, _trigger_filter(options.rules_for(shown, rules),
                                                                                source.text), result)
-    active = _trigger_filter(options.rules_for(shown, rules), source.text)
-    # Python 2 is reported whatever the rules: a file none of them concerns costs a compile to know.
-    legacy_python = python2.find_before_libcst(source.text) if active else python2.find(source.text)
-    if legacy_python:
-        result.error = f"{shown}:{source.where(legacy_python.line, legacy_python.col)}: {legacy_python.message}"
-    if not active or legacy_python:
+    result.digest = cache_key(source.raw, shown, options, repo.fingerprint(real, source.raw))
+    passes, settled, failure = _fixed_point(shown, source, options, rules)
+    if failure is not None:
+        result.error, result.internal = failure.message, failure.internal
+    if not passes:
+        result.findings = source.localize(settled.findings if settled else failure.findings)
         return result
-    import libcst as cst
-    from codemods.engine import run_rules
-
-    try:
-        outcome = _on_big_stack(run_rules, source.text, active, unsafe_fixes=options.unsafe_fixes,
-                                min_torch=options.min_torch, repo=repo.view(real),
-                                fix=options.mode != LINT)
-    except cst.ParserSyntaxError as error:
-        found = python2.find(source.text)
-        line, col, message = (found.line, found.col, found.message) if found else _syntax_error(source.text, error)
-        result.error = f"{shown}:{source.where(line, col)}: {message}"
-        return result
-    except RecursionError as error:  # nesting deeper than a walk can follow (or, if the file is flat, a rule bug)
-        result.error = f"{shown}:1:1: too deeply nested to analyse (recursion limit reached in {_blame(error)})"
-        return result
-    except Exception as error:  # a bug in a rule must not stop the other files
-        result.error = (f"{shown}:1:1: internal error: {_culprits(source, active, options)} raised "
-                        f"{type(error).__name__} ({_blame(error)}): {error}; file left untouched")
-        result.internal = True
-        return result
-    result.findings = source.localize(outcome.findings)
-    if outcome.text == source.text:
-        return result
-    try:
-        anchors, new_bytes = _verify(source, outcome.text, outcome.findings)
-    except BrokenRewrite as error:
-        if isinstance(error, Uncompilable) and _inherited(source, active):
-            error = BrokenRewrite(error.line, f"the file does not compile on {_python()}, before or after the "
-                                  f"rewrite ({error.reason})", internal=False, in_new=True)
-        culprits = f"internal error: {_culprits(source, active, options)} " if error.internal else ""
-        where = source.where(error.line, 1, outcome.text if error.in_new else None)
-        result.error = f"{shown}:{where}: {culprits}{error.message}; file left untouched"
-        result.internal = error.internal
-        return result
+    result.findings = source.localize(passes[0].findings) + [
+        finding for step in passes[1:] for finding in step.source.localize(step.findings) if finding.applied]
+    result.changes = _change_map(passes)
     result.changed = True
-    result.changes = source.localize_changes(
-        _new_line_ranges(anchors, outcome.findings, len(_lines(source.text)), len(_lines(outcome.text))), outcome.text,
-        outcome.findings)
+    final = passes[-1].new
     if options.mode == DIFF:
-        result.patch = (source.diff(shown, outcome.text) if isinstance(source, NotebookSource)
-                        else _patch(shown, source.raw, new_bytes))
+        result.patch = (_patch(shown, source.raw, final.raw) if type(source) is Source
+                        else _notebook_diff(shown, source, final))
     elif options.mode == WRITE:
-        result.error = _write(shown, real, source.raw, new_bytes)
-        result.changed = result.error is None
+        failed = _write(shown, real, source.raw, final.raw)
+        if failed:
+            result.error, result.internal, result.changed = failed, False, False
+        elif settled is not None:
+            result.written = (cache_key(final.raw, shown, options, repo.fingerprint(real, final.raw)),
+                              final.localize(settled.findings))
     return result
+
+
+def _fixed_point(shown: Path, source: Source, options: Options,
+                 rules: Sequence[type]) -> Tuple[List[_Pass], Optional[_Pass], Optional[_Refused]]:
+    """The passes that changed the text (each guarded on its own, each reading what the one before would
+    write), the pass that changed nothing (None if none did within ``PASSES``), and why it stopped early.
+
+    A failure after the first pass, a cycle or no end within ``PASSES`` is an internal error; the file is
+    then left as the last pass that changed it wrote it.
+    """
+    passes: List[_Pass] = []
+    while len(passes) < PASSES:
+        try:
+            step = _one_pass(shown, passes[-1].new if passes else source, options, rules)
+        except _Refused as refused:
+            if not passes:
+                return passes, None, refused
+            return passes, None, _Refused(f"{refused.message.replace('; file left untouched', '')} (pass "
+                                          f"{len(passes) + 1}, on the rules' own output); file left as pass "
+                                          f"{len(passes)} wrote it", internal=True)
+        if step.new is None:
+            return passes, step, None
+        if any(step.text == earlier.source.text for earlier in passes):  # back to an earlier text: a cycle
+            return passes, None, _Refused(
+                f"{shown}:1:1: internal error: the rewrite does not settle: {_applied_codes(passes[-1:] + [step])} "
+                f"undo each other's fixes (pass {len(passes) + 1} gave back an earlier text); file left as pass "
+                f"{len(passes)} wrote it", internal=True)
+        passes.append(step)
+    return passes, None, _Refused(f"{shown}:1:1: internal error: the rewrite does not settle: "
+                                  f"{_applied_codes(passes[-1:])} still fire on their own output after {PASSES} "
+                                  f"passes; file left as pass {PASSES} wrote it", internal=True)
+
+
+def _applied_codes(passes: Sequence[_Pass]) -> str:
+    return ", ".join(sorted({f.code for step in passes for f in step.findings if f.applied}))
+
+
+def _change_map(passes: Sequence[_Pass]) -> List[dict]:
+    """Each applied fix's lines in the final text, with its rule: a pass's entries are placed in its new text
+    and carried through the later passes (in a notebook, the cells of its own pass)."""
+    summaries = {rule.code: rule.summary for rule in codemods.all_rules()}
+    changes: List[dict] = []
+    for step in passes:
+        old_lines, new_lines = len(_lines(step.source.text)), len(_lines(step.text))
+        if changes and type(step.source) is Source:
+            carried = _placed(step.anchors, [(c["line"], c["end_line"]) for c in changes], old_lines, new_lines)
+            changes = [dict(change, line=line, end_line=end) for change, (line, end) in zip(changes, carried)]
+        applied = [f for f in step.findings if f.applied]
+        spans = _placed(step.anchors, [(f.line, f.end_line or f.line) for f in applied], old_lines, new_lines)
+        entries = [{"line": line, "end_line": end, "code": f.code, "summary": summaries.get(f.code, f.message)}
+                   for f, (line, end) in zip(applied, spans)]
+        changes += step.source.localize_changes(entries, step.text, step.findings)
+    return changes
+
+
+def _notebook_diff(shown: Path, old, new) -> bytes:
+    """The cells that differ between two reads of a notebook, as ``NotebookSource.diff`` shows them."""
+    from migrate.notebook import cell_diff
+
+    cells = {cell.index: cell for cell in old.cells}
+    after = {cell.index: cell.source for cell in new.cells}
+    return cell_diff(shown, {index: cell.source for index, cell in cells.items()},
+                     {index: after.get(index, cell.source) for index, cell in cells.items()},
+                     {index: cell.number for index, cell in cells.items()}).encode("utf-8")
 
 
 def _read_script(command_file: Path) -> Callable[[str], Optional[str]]:
@@ -488,6 +659,8 @@ def _patch(shown: Path, old: bytes, new: bytes) -> bytes:
     """A unified diff of the bytes (BOM, encoding and line endings as they are) with headers as git
     writes them (``a/``/``b/`` for relative paths; a tab after a name with a space, which ends the
     name for ``patch``) and the marker for a last line without a newline."""
+    import difflib
+
     name = os.fsencode(shown.as_posix())
     headers = (name, name) if shown.is_absolute() else (b"a/" + name, b"b/" + name)
     if b" " in name:
@@ -603,28 +776,38 @@ def run(
     results: List[Optional[FileResult]] = [None] * len(files)
     pending = []
     for index, (shown, real) in enumerate(files):
-        findings = None
+        served = None
         if cache is not None:
             try:
                 data = real.read_bytes()
-                digest = hashlib.sha1(data + repo.fingerprint(real, data)).hexdigest()
-                findings = cache.get(digest)
+                digest = cache_key(data, shown, options, repo.fingerprint(real, data))
             except OSError:
                 pass  # reported by the worker that tries to read it
-        if findings is None:
+            else:
+                served = cache.get(digest)
+                if served is not None and options.mode != LINT and not options.settled(served):
+                    served = None  # `check` found fixes to apply: `rewrite` must apply them
+        if served is None:
             pending.append(index)
         else:
-            results[index] = FileResult(str(shown), findings=findings, digest=digest)
+            debug(f"cached {shown}")
+            results[index] = FileResult(str(shown), findings=served, digest=digest)
             if progress:
                 progress()
     jobs = jobs if jobs > 0 else (os.cpu_count() or 1)
     jobs = min(jobs, max(1, len(pending) // 8))
+    broken: tuple = ()  # what a dead worker raises
     with _interruptible(), _collect_less():
         if jobs == 1:
             rules = options.rules() if pending else []
             computed = (process_file(*files[index], options, rules) for index in pending)
             pool = None
         else:
+            from concurrent.futures import ProcessPoolExecutor
+            from concurrent.futures.process import BrokenProcessPool
+            from multiprocessing import get_context
+
+            broken = (BrokenProcessPool,)
             context = get_context("fork")
             stop = context.Event()
             chunksize = max(1, min(32, len(pending) // (jobs * 8)))
@@ -637,9 +820,11 @@ def run(
                 results[index] = result
                 if cache is not None and result.cacheable:
                     cache.put(result.digest, result.findings)
+                if cache is not None and result.written is not None:
+                    cache.put(*result.written)
                 if progress:
                     progress()
-        except BrokenProcessPool:  # a worker died (a crash in native code): say so for every file left
+        except broken:  # a worker died (a crash in native code): say so for every file left
             for index in pending:
                 if results[index] is None:
                     shown = files[index][0]

@@ -201,6 +201,8 @@ MODULE_METHODS = frozenset({"eval", "train", "parameters", "named_parameters", "
                             "children", "named_children", "forward", "register_forward_hook", "register_buffer"})
 # Module methods that return the module itself.
 MODULE_SELF_METHODS = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "type"})
+# Where module classes live (a class of the file deriving from one is a module).
+MODULE_PREFIXES = ("torch.nn.", "torchvision.models.")
 # Qualified names under torch.nn that are not module classes.
 NOT_MODULES = ("torch.nn.functional.", "torch.nn.init.", "torch.nn.utils.", "torch.nn.parameter.")
 PARAMETER_ITERATORS = frozenset({"parameters", "named_parameters", "param_groups"})
@@ -303,3 +305,83 @@ TENSORBOARDX_ONLY_METHODS = frozenset({"export_scalars_to_json", "add_openvino_g
                                        "all_writers", "scalar_dict"})
 TENSORBOARDX_ONLY_KEYWORDS = frozenset({"write_to_disk", "comet_config", "display_name", "summary_description"})
 TENSORBOARDX_RENAMED_KEYWORDS = {"logdir": "log_dir"}
+
+# -- behaviour changes after 0.4 (TM5xx) ------------------------------------------------------------------
+# Methods whose result keeps the receiver's dtype (an integer tensor stays one).
+SAME_DTYPE_METHODS = frozenset({"view", "view_as", "reshape", "squeeze", "unsqueeze", "expand", "expand_as",
+                                "repeat", "t", "transpose", "permute", "contiguous", "clone", "cpu", "cuda", "narrow",
+                                "flip", "zero_", "fill_", "masked_fill_", "index_fill_", "scatter_"})
+# Functions whose result is an int64 tensor whatever their arguments.
+INT64_FUNCTIONS = frozenset({"torch.randperm", "torch.multinomial", "torch.nonzero"})
+# Mask arguments: method -> its mask's position; ``torch.X`` -> the mask's position (``where``'s is ``condition``).
+MASK_METHODS: Dict[str, int] = {"masked_fill": 0, "masked_fill_": 0, "masked_select": 0, "masked_scatter": 0,
+                                "masked_scatter_": 0}
+MASK_FUNCTIONS: Dict[str, int] = {"torch.masked_fill": 1, "torch.masked_select": 1, "torch.masked_scatter": 1,
+                                  "torch.where": 0}
+SCHEDULER_PREFIX = "torch.optim.lr_scheduler."
+# ``F.grid_sample``/``F.affine_grid``: the position of ``align_corners`` (its default flipped in 1.3).
+ALIGN_CORNERS_POSITION: Dict[str, int] = {"torch.nn.functional.grid_sample": 4, "torch.nn.functional.affine_grid": 2}
+AUTOGRAD_FUNCTION = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
+# What a legacy Function's ``self`` offered that the static ``ctx`` offers under the same name.
+FUNCTION_CONTEXT_ATTRIBUTES = frozenset({"save_for_backward", "saved_tensors", "needs_input_grad", "mark_dirty",
+                                         "mark_non_differentiable", "set_materialize_grads"})
+FUNCTION_CONTEXT_RENAMES: Dict[str, str] = {"saved_variables": "saved_tensors"}  # deprecated: warns on every read
+# Layouts (TM511): methods that permute dimensions keep that order through elementwise ops (TensorIterator);
+# striding ones (expanded, narrowed) give non-contiguous views whose elementwise results are contiguous.
+PERMUTING_ATTRIBUTES = frozenset({"T", "mT"})
+STRIDING_METHODS = frozenset({"expand", "expand_as", "narrow", "unfold", "diagonal", "as_strided"})
+# The result is the receiver, a view of it, or (a dtype/device conversion) may be: same layout.
+LAYOUT_ALIASES = frozenset({"view", "view_as", "reshape", "reshape_as", "flatten", "squeeze", "unsqueeze", "select",
+                            "detach", "float", "double", "half", "long", "int", "short", "char", "byte", "bool",
+                            "type", "type_as", "to", "cpu", "cuda"})
+# Elementwise ops (methods, and ``torch.``/``F.`` functions of the same name): a permuted operand gives a
+# permuted result (each checked on the installed torch by the TM511 tests).
+ELEMENTWISE = frozenset({"eq", "ne", "gt", "lt", "ge", "le", "add", "sub", "mul", "div", "pow", "remainder", "fmod",
+                         "abs", "neg", "exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "relu", "leaky_relu", "elu",
+                         "clamp", "sign", "floor", "ceil", "round", "trunc", "reciprocal", "logical_not", "clone",
+                         "sin", "cos", "where"})
+# Methods whose result is a new tensor: writes to it cannot reach the receiver.
+FRESH_RESULTS = ELEMENTWISE - {"clone"} | frozenset({
+    "sum", "mean", "prod", "max", "min", "argmax", "argmin", "norm", "std", "var", "all", "any", "item", "tolist",
+    "topk", "sort", "nonzero", "numel", "size", "dim", "equal", "dot", "mm", "matmul", "bmm", "cumsum", "softmax",
+    "log_softmax"})
+VIEW_RESHAPES: Dict[str, str] = {"view": "reshape", "view_as": "reshape_as"}
+DTYPE_NAMES = frozenset({*DTYPES, "complex64", "complex128"})
+
+# -- torchvision and numpy (TM507, TM509, TM512) ------------------------------------------------------------
+# Removed transforms -> (current name, legacy positional arguments that are keywords now).
+TORCHVISION_RENAMES: Dict[str, tuple] = {
+    "torchvision.transforms.Scale": ("Resize", ()),
+    "torchvision.transforms.RandomSizedCrop": ("RandomResizedCrop", (None, "interpolation")),
+}
+# Renamed keywords -> (new name, the torch whose torchvision has it): ``value_range=`` came with torchvision 0.9,
+# which pairs with torch 1.8.
+TORCHVISION_KEYWORDS: Dict[str, Dict[str, tuple]] = {
+    "torchvision.utils.make_grid": {"range": ("value_range", "1.8")},
+    "torchvision.utils.save_image": {"range": ("value_range", "1.8")},
+}
+PRETRAINED_WEIGHTS_TORCH = "1.12"  # the ``*_Weights`` enums came with torchvision 0.13, which pairs with torch 1.12
+# Model builders of the legacy era: ``pretrained=True`` means exactly ``weights=<Enum>.IMAGENET1K_V1``
+# (torchvision 0.28 ``handle_legacy_interface``).
+PRETRAINED_WEIGHTS: Dict[str, str] = {
+    "alexnet": "AlexNet_Weights", "vgg11": "VGG11_Weights", "vgg11_bn": "VGG11_BN_Weights",
+    "vgg13": "VGG13_Weights", "vgg13_bn": "VGG13_BN_Weights", "vgg16": "VGG16_Weights",
+    "vgg16_bn": "VGG16_BN_Weights", "vgg19": "VGG19_Weights", "vgg19_bn": "VGG19_BN_Weights",
+    "resnet18": "ResNet18_Weights", "resnet34": "ResNet34_Weights", "resnet50": "ResNet50_Weights",
+    "resnet101": "ResNet101_Weights", "resnet152": "ResNet152_Weights",
+    "densenet121": "DenseNet121_Weights", "densenet161": "DenseNet161_Weights",
+    "densenet169": "DenseNet169_Weights", "densenet201": "DenseNet201_Weights",
+    "squeezenet1_0": "SqueezeNet1_0_Weights", "squeezenet1_1": "SqueezeNet1_1_Weights",
+    "inception_v3": "Inception_V3_Weights", "googlenet": "GoogLeNet_Weights",
+    "mobilenet_v2": "MobileNet_V2_Weights", "shufflenet_v2_x0_5": "ShuffleNet_V2_X0_5_Weights",
+    "shufflenet_v2_x1_0": "ShuffleNet_V2_X1_0_Weights", "resnext50_32x4d": "ResNeXt50_32X4D_Weights",
+    "resnext101_32x8d": "ResNeXt101_32X8D_Weights", "wide_resnet50_2": "Wide_ResNet50_2_Weights",
+    "wide_resnet101_2": "Wide_ResNet101_2_Weights", "mnasnet0_5": "MNASNet0_5_Weights",
+    "mnasnet1_0": "MNASNet1_0_Weights",
+}
+NUMPY_REMOVED_ALIASES: Dict[str, str] = {"numpy.float": "float", "numpy.int": "int", "numpy.object": "object",
+                                         "numpy.str": "str", "numpy.complex": "complex", "numpy.unicode": "str"}
+# Conversions that take PIL images and numpy arrays only (a tensor raises TypeError), and pipelines of them.
+TO_TENSOR = frozenset({"torchvision.transforms.ToTensor"})
+TO_TENSOR_FUNCTIONS = frozenset({"torchvision.transforms.functional.to_tensor"})
+COMPOSE = frozenset({"torchvision.transforms.Compose"})

@@ -1,34 +1,39 @@
-"""Legacy autograd.Function (non-static forward, called as Fn()(x)) raises; static + apply works."""
+"""Legacy autograd.Function (non-static forward, called as Fn()(x) or Fn(k)(x)) raises; TM510's form works:
+static forward/backward with the ctx, constructor arguments as extra apply arguments with a None gradient."""
 import torch
 
 from _check import raises
 
 
-class LegacyDouble(torch.autograd.Function):
+class LegacyScale(torch.autograd.Function):
+    def __init__(self, k):
+        self.k = k
+
     def forward(self, x):
         self.save_for_backward(x)
-        return x * 2
+        return x * self.k
 
     def backward(self, grad):
         (x,) = self.saved_tensors
-        return grad * 2
+        return grad * self.k
 
 
-raises(lambda: LegacyDouble()(torch.ones(2, requires_grad=True)), "Legacy autograd function")
+raises(lambda: LegacyScale(2.0)(torch.ones(2, requires_grad=True)), "Legacy autograd function")
 
 
-class Double(torch.autograd.Function):  # what TM510 writes: same bodies, `self` is the ctx
+class Scale(torch.autograd.Function):  # what TM510 writes
     @staticmethod
-    def forward(self, x):
-        self.save_for_backward(x)
-        return x * 2
+    def forward(ctx, x, k):
+        ctx.k = k
+        ctx.save_for_backward(x)
+        return x * ctx.k
 
     @staticmethod
-    def backward(self, grad):
-        (x,) = self.saved_tensors
-        return grad * 2
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * ctx.k, None
 
 
 x = torch.ones(2, requires_grad=True)
-Double.apply(x).sum().backward()
+Scale.apply(x, 2.0).sum().backward()
 assert x.grad.tolist() == [2.0, 2.0]
