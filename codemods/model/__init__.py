@@ -232,6 +232,10 @@ class SemanticModel:
         found = self._values.element(expr, index, scope)
         return UNKNOWN if found.kind is Kind.PENDING else found
 
+    def integer_index(self, subscript: cst.Subscript, scope: Optional[Scope] = None) -> bool:
+        """``x[i]`` takes one element along the first dimension: ``i`` is an int literal or a Python int."""
+        return self._values.integer_index(subscript, scope if scope is not None else self.scope_of(subscript))
+
     def element_sources(self, expr: cst.CSTNode, index: int, scope: Scope,
                         depth: int = 0) -> Optional[List[Tuple[cst.CSTNode, Scope]]]:
         """The expressions (with their scopes) element ``index`` of ``expr`` can come from, or ``None``:
