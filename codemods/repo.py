@@ -23,6 +23,7 @@ matches and the chain ends in one outside import that nothing in between rebinds
 from __future__ import annotations
 
 import os
+import stat
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,15 +111,18 @@ class RepoIndex:
             path = Path(path)
             if path.suffix != ".py":
                 continue
-            try:
+            try:  # a FIFO or device named on the command line would block a read: regular files only
+                if not stat.S_ISREG(os.stat(path).st_mode):
+                    continue
                 text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
+                real = path.resolve()
+            except (OSError, RuntimeError):  # vanished, unreadable, a looping link
                 continue
             parts = list(path.with_suffix("").parts)
             package = parts[-1] == "__init__"
             if package:
                 parts = parts[:-1]
-            module = _Module(path.resolve(), ".".join(parts), package, text=text)
+            module = _Module(real, ".".join(parts), package, text=text)
             module.directory = str(module.path.parent)
             self.by_path[module.path] = module
             for start in range(len(parts)):

@@ -14,6 +14,7 @@ RULES = (
     ('TM303', 'fix', 'data-read', '0.4', '`x.data` reads become `x.detach()` (or plain `x` where the result cannot carry a graph)'),
     ('TM304', 'fix', 'data-update', '0.4', 'in-place updates through `p.data` become `with torch.no_grad():` updates of `p` with current signatures'),
     ('TM305', 'fix', 'cat-of-numbers', '0.4', '`torch.cat` of one-number tensors (1-element vectors in 0.3, 0-dim now: RuntimeError) becomes `torch.stack`'),
+    ('TM306', 'fix', 'zero-dim-index', '0.4', "`x[i]` of a 1-dim tensor is 0-dim since 0.4: a loss argument keeps the 0.3 shape (`.unsqueeze(0)`), a 0.3 tensor's element used as a number becomes `.item()`"),
     ('TM401', 'fix', 'renamed-function', '0.4', 'renamed or removed functions (`F.sigmoid`, `nn.init.xavier_uniform`, `clip_grad_norm`, `F.upsample`, `torch.gesv`, ...) become their current equivalents'),
     ('TM402', 'fix', 'size-average-reduce', '0.4.1', '`size_average=`/`reduce=` on losses become the equivalent `reduction=`'),
     ('TM403', 'fix', 'old-positional-signature', '0.4', 'scalar-first signatures `add_(value, t)`, `addcmul_(value, t1, t2)`, `addmm(beta, M, alpha, a, b)` become keyword forms'),

@@ -156,7 +156,9 @@ def problems(old: str) -> List[str]:
                    if f.fixable and not f.unsafe})
     found += [f"check still reports a fixable idiom: {finding}" for finding in left]
     comments = [Counter(t.string for t in _tokens(text) if t.type == tokenize.COMMENT) for text in (old, new)]
-    found += [f"comment lost: {comment}" for comment in sorted(comments[0] - comments[1])]
+    # TM101 removes a no-op `x = Variable(x)` together with a comment about the wrapper (`# wrap them in
+    # Variable`), by design; any other comment must survive.
+    found += [f"comment lost: {comment}" for comment in sorted(comments[0] - comments[1]) if "Variable" not in comment]
     return found
 
 

@@ -14,3 +14,13 @@ rules stand on the file's semantic model (``codemods.model``) and on the family'
 (``analysis.py``: for every ``.data`` attribute the one kind of site it is, so that no two fixes
 touch the same ``.data``); ``common.py`` holds what their fixes share.
 """
+
+# The behaviour changes the family handles, for the README's table (``migrate.docs``); each ``script`` (in
+# tests/rules/legacy_behaviour/) shows the change on the installed torch.
+BEHAVIOUR_CHANGES = (
+    {"change": "an integer index into a 1-dim tensor gives a 0-dim tensor (0.3: a (1,) Variable, or a Python "
+               "number for a plain tensor): `criterion(out, target[i])` with a (1, C) `out` raises 'Expected input "
+               "batch_size (1) to match target batch_size (0)'; `'%s' % x[0]`, `print(x[0] > 0.5)` show "
+               "`tensor(...)`; a 0-dim tensor is no dict key; `x.data[0]` of a (1,) value is a tensor",
+     "version": "0.4", "handling": "TM306", "script": "zero_dim_index.py"},
+)

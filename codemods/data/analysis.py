@@ -24,6 +24,8 @@ import libcst as cst
 from codemods import torchapi
 from codemods.model import (BindingKind, GradMode, Kind, Scope, SemanticModel, Value, full_reduction, index_value,
                             is_inplace_method, keywords)
+from codemods.model.values import reduces
+from codemods.walk import walk
 
 # Names that hold something with a `.data` attribute that is not a tensor's (datasets, namespaces, ...).
 NON_TENSOR_NAME = re.compile(
@@ -43,6 +45,9 @@ PLAIN_RESULTS = frozenset({"item", "tolist", "size", "dim", "numel", "nelement",
                            "new_tensor"})
 # `loss.data.cpu().numpy()[0]`: calls between `.data` and `[0]` that keep the one value.
 TO_NUMBER_CHAIN = frozenset({"cpu", "cuda", "numpy", "detach"})
+# Methods that give the receiver's values on another device, in another dtype or detached: its shape.
+SHAPE_KEEPING = torchapi.MOVE_METHODS | set(torchapi.CAST_METHODS) | {"detach", "clone", "contiguous",
+                                                                      "requires_grad_", "pin_memory"}
 # Methods of a value that prove it is a tensor when nothing else does (numpy shares `sum`, `max`, ...).
 VALUE_KEEPING = torchapi.MOVE_METHODS | {"detach", "clone", "squeeze", "contiguous", "exp", "log", "sqrt", "abs",
                                          "neg", "mul", "div", "add", "sub", "pow"}
@@ -62,11 +67,31 @@ class SiteKind(enum.Enum):
     DETACHED_READ = "detached read"  # `x.detach()`
 
 
+# The sites that read `x.data[0]` as a number (TM301's).
+INDEX_SITES = frozenset({SiteKind.ONE_VALUE_INDEX, SiteKind.FIRST_ELEMENT, SiteKind.UNPROVEN_INDEX,
+                         SiteKind.ONE_VALUE_CHAIN})
+
+
 @dataclass
 class Site:
     kind: SiteKind
     node: cst.CSTNode  # what a fix replaces (the `.data` attribute, its subscript or the reduction call)
     receiver: cst.CSTNode  # the value whose `.data` it is
+
+
+class ZeroDimUse(enum.Enum):
+    """How an element of a 1-dim tensor (0-dim since 0.4) is used, where the old shape mattered."""
+
+    LOSS_ARGUMENT = "loss argument"  # `criterion(out, target[i])`, `target` 1-dim: a (1,) vector in 0.3
+    LOSS_ARGUMENT_UNPROVEN = "loss argument, rank unknown"  # the same, `target`'s rank unknown
+    NUMBER = "number"  # `x.data[i]` of a 1-dim 0.3 tensor: a Python number then, used as one
+    NUMBER_UNPROVEN = "number, rank unknown"  # `topi[0][0]` of a 0.3 tensor of unknown rank
+
+
+def _formats(operation: cst.BinaryOperation, value: cst.CSTNode) -> bool:
+    """``'...' % value``: ``value`` is formatted by a ``%`` string (``%s`` prints a tensor as ``tensor(...)``)."""
+    return (type(operation.operator) is cst.Modulo and operation.right is value
+            and type(operation.left) in (cst.SimpleString, cst.ConcatenatedString))
 
 
 def is_data(node: cst.CSTNode) -> bool:
@@ -176,6 +201,8 @@ class DataAnalysis:
         self._updates: Dict[int, bool] = {}
         self._runs: Dict[int, List[List[cst.CSTNode]]] = {}
         self._accumulators: Dict[tuple, bool] = {}
+        self._zero_dim: Dict[int, Optional[ZeroDimUse]] = {}
+        self._reads: Optional[Dict[tuple, List[cst.Attribute]]] = None
         self.stashes: Dict[int, list] = {}  # TM304: statements a grouped fix moves into the run's `with`
 
     # -- values ----------------------------------------------------------------------------------
@@ -227,6 +254,10 @@ class DataAnalysis:
                 sources = [(binding.value, found)]
             elif binding.kind is BindingKind.UNPACK and binding.index is not None:
                 sources = self.model.element_sources(binding.value, binding.index, found)
+                value = binding.value
+                if not sources and (type(value) is cst.Call and type(value.func) is cst.Attribute
+                                    and value.func.attr.value in torchapi.INDEX_RESULTS):
+                    sources = [(value.func.value, found)]  # `_, topi = x.data.topk(1)`: tensors of a tensor
             else:
                 return False
             if not sources or not all(self.legacy_tensor(e, s, depth + 1) for e, s in sources):
@@ -264,8 +295,10 @@ class DataAnalysis:
         Evidence: the receiver's value (a loss, a torch call, a module's output, a parameter), or the
         name's other uses in its scope (``x.backward()``, ``x.cuda()``, ``criterion(x, y)``), or what is
         done with ``.data`` (``.cpu()``, ``.numpy()``, a torch function's argument). Names like
-        ``dataset``, ``args``, ``self``, ``response`` never qualify.
+        ``dataset``, ``args``, ``self``, ``response`` never qualify. ``x.data.data`` has ``x.data``'s.
         """
+        if is_data(receiver):
+            return self.tensor_evidence(receiver.value, scope, ancestors)
         if self.leaf_like(receiver, scope):
             return True
         found = self.value(receiver, scope)
@@ -286,7 +319,10 @@ class DataAnalysis:
                 return any(self.model.iterates_parameters(a.value, scope) for a in receiver.args)
             # a method called on a value; `lowering.permute(node)` is a module's function, not a tensor's method
             return type(func) is cst.Attribute and self.model.qualname(func) is None and (
-                func.attr.value in torchapi.TENSOR_ONLY or func.attr.value in VALUE_KEEPING)
+                func.attr.value in torchapi.TENSOR_ONLY or func.attr.value in VALUE_KEEPING) and (
+                func.attr.value not in torchapi.NON_TENSOR_RESULTS)  # `x.numpy().data` is a numpy buffer
+        if is_data(receiver):
+            return self._use_evidence(receiver.value, scope)  # `x.data.data`: the evidence of `x.data`
         if type(receiver) is not cst.Name:
             return False
         name = receiver.value
@@ -297,7 +333,22 @@ class DataAnalysis:
         if any(b.kind is BindingKind.ASSIGN and self.value(b.value, found).kind is Kind.TENSOR
                for b in bindings or ()):
             return True
-        return any(self.tensor_call(call, s) for s in scopes for call in s.passed.get(name, ()))
+        if any(self.tensor_call(call, s) for s in scopes for call in s.passed.get(name, ())):
+            return True
+        # another `name.data` of the scope shows it (`images.data.cpu()`): what TM303 makes of that one
+        # (`images.detach().cpu()`) is evidence for the next run, so it must be for this one
+        return any(self._chain_evidence([*reversed(self.model.ancestors(attr)), attr], s)
+                   for s in scopes for attr in self._data_reads().get((id(s), name), ()))
+
+    def _data_reads(self) -> Dict[tuple, List[cst.Attribute]]:
+        """``name.data`` attributes of the file by (scope, name), found by one walk when first needed."""
+        if self._reads is None:
+            self._reads = {}
+            for node in walk(self.ctx.module):
+                if is_data(node) and type(node.value) is cst.Name:
+                    key = (id(self.model.scope_of(node)), node.value.value)
+                    self._reads.setdefault(key, []).append(node)
+        return self._reads
 
     def tensor_call(self, call: cst.Call, scope: Scope) -> bool:
         """A call whose tensor arguments are tensors: torch functions, losses, modules."""
@@ -308,6 +359,165 @@ class DataAnalysis:
             return module in torchapi.TENSOR_FUNCTION_MODULES and not (
                 name in torchapi.NOT_TENSOR_FUNCTIONS or name.startswith(("is_", "set_", "get_", "_")))
         return self.value(func, scope).kind in (Kind.LOSS, Kind.MODULE)
+
+    # -- elements of 1-dim tensors (0-dim since 0.4) -----------------------------------------------------
+    def zero_dim_use(self, node: cst.Subscript) -> Optional[ZeroDimUse]:
+        """``x[i]`` takes an element of a 1-dim tensor, a (1,) Variable or a Python number in 0.3 and a 0-dim
+        tensor now, in a use where that matters; ``None`` elsewhere (and for ``x.data[0]`` and elements of
+        one-value tensors, the ``.data`` sites' and ``prec1[0]``'s)."""
+        key = id(node)
+        if key not in self._zero_dim:
+            self._zero_dim[key] = None  # while computing: its `.data` site may ask (`x.data[0]` read as a number)
+            self._zero_dim[key] = self._zero_dim_use(node)
+        return self._zero_dim[key]
+
+    def _zero_dim_use(self, node: cst.Subscript) -> Optional[ZeroDimUse]:
+        if not self.torch_file:
+            return None
+        if is_data(node.value) and index_value(node) == 0:
+            site = self.site(node.value, [*reversed(self.model.ancestors(node.value)), node.value])
+            if site is None or site.kind in INDEX_SITES:
+                return None  # TM301's (`x.data.data[0]` loses a redundant `.data`: then it is an element here)
+        scope = self.model.scope_of(node)
+        if not self.model.integer_index(node, scope):
+            return None
+        receiver = self.value(node.value, scope)
+        if receiver.rank == 0 or (receiver.rank or 0) > 1 or receiver.kind not in (Kind.TENSOR, Kind.UNKNOWN):
+            return None
+        ancestors = [*reversed(self.model.ancestors(node)), node]
+        if written(ancestors):
+            return None
+        proven = receiver.kind is Kind.TENSOR and receiver.rank == 1
+        outer = self._same_shape(ancestors)  # `target[i].long()`, `Variable(target[i])`: the element still
+        if self.loss_argument(outer, scope):
+            if proven:
+                return ZeroDimUse.LOSS_ARGUMENT
+            # rank unknown: reported for a reducing loss's target only (a per-element loss, `reduce=False`, is
+            # how sequence code takes a (T, B) target's rows: `nll_loss(out, tgt[t], reduce=False)`)
+            arg, call = outer[-2], outer[-3]
+            target = arg.keyword.value == "target" if arg.keyword is not None else arg is not call.args[0]
+            if target and self.reducing_loss(call, scope) and self._some_tensor(node.value, scope):
+                return ZeroDimUse.LOSS_ARGUMENT_UNPROVEN
+            return None
+        if self.tensor_use(ancestors):
+            return None
+        if not (self.legacy_tensor(node.value, scope) and self._number_use(ancestors, scope)) \
+                or self._condition(ancestors):
+            return None
+        if proven or receiver.rank == 1:  # a 0.3 tensor's `.data.view(-1)`
+            return ZeroDimUse.NUMBER
+        chain = type(node.value) is cst.Subscript and self.model.integer_index(node.value, scope)
+        return ZeroDimUse.NUMBER_UNPROVEN if chain else None
+
+    def _same_shape(self, ancestors: Sequence[cst.CSTNode]) -> Sequence[cst.CSTNode]:
+        """``ancestors`` up to the outermost of the moves, casts and ``Variable`` wrappers around ``ancestors[-1]``
+        (``Variable(target[i]).long().cuda()``): what has the element's shape."""
+        index = len(ancestors) - 1
+        while index >= 2:
+            parent, call = ancestors[index - 1], ancestors[index - 2]
+            moved = (type(parent) is cst.Attribute and parent.value is ancestors[index] and type(call) is cst.Call
+                     and call.func is parent and parent.attr.value in SHAPE_KEEPING)
+            if not (moved or self.wrapped(ancestors[:index + 1])):
+                break
+            index -= 2
+        return ancestors[:index + 1]
+
+    def _some_tensor(self, node: cst.CSTNode, scope: Scope) -> bool:
+        """A tensor, or a name one of whose bindings is (``x, y = Variable(x), Variable(y)`` in a loop over
+        batches), not a list of them."""
+        if self.value(node, scope).kind is Kind.TENSOR:
+            return True
+        if type(node) is not cst.Name:
+            return False
+        found, bindings = self.model.lookup(node.value, scope)
+        return any(self.model.value_of_binding(b, found).kind is Kind.TENSOR for b in bindings or ())
+
+    def loss_argument(self, ancestors: Sequence[cst.CSTNode], scope: Scope) -> bool:
+        """``ancestors[-1]`` (0-dim) is the input or target of a loss whose other one is a batch: not 0-dim (two
+        0-dim values give what two (1,) vectors gave), not 1-dim or an element itself (the unbatched form)."""
+        arg, call = ancestors[-2], ancestors[-3] if len(ancestors) > 2 else None
+        if not (type(arg) is cst.Arg and type(call) is cst.Call and self.loss_call(call, scope)):
+            return False
+        pair = [a for a in call.args if a.keyword is None and not a.star][:2] + [
+            a for a in call.args if a.keyword is not None and a.keyword.value in ("input", "target")]
+        if arg not in pair:
+            return False
+        others = [a.value for a in pair if a is not arg]
+        # `F.cross_entropy(logits[i], labels[i])`: an element too (0.3 refused it: current unbatched code)
+        return bool(others) and not any(self.one_value(o, scope) or self.value(o, scope).rank == 1 or (
+            type(o) is cst.Subscript and self.model.integer_index(o, scope)) for o in others)
+
+    def loss_call(self, call: cst.Call, scope: Scope) -> bool:
+        """``criterion(out, y)``, ``F.nll_loss(out, y)``, ``nn.MSELoss(reduction='none')(a, b)``."""
+        func = call.func
+        qualified = self.model.qualname(func)
+        if qualified is not None:
+            module, _, name = qualified.rpartition(".")
+            return module == "torch.nn.functional" and name in torchapi.LOSS_FUNCTIONS
+        callee = self.value(func, scope)
+        if callee.kind is Kind.LOSS or (callee.kind is Kind.MODULE and torchapi.is_loss_class(
+                (callee.of or "").rpartition(".")[2])):
+            return True
+        return type(func) is cst.Name and self.model.loss_name(func.value)
+
+    def reducing_loss(self, call: cst.Call, scope: Scope) -> bool:
+        """A loss call that gives one number (``criterion`` of ``nn.NLLLoss()``, ``F.nll_loss(a, b)``)."""
+        if (self.model.qualname(call.func) or "").startswith("torch.nn.functional."):
+            return reduces(call, positional_limit=3)
+        callee = self.value(call.func, scope)
+        return callee.kind is Kind.LOSS or (callee.kind is not Kind.MODULE and type(call.func) is cst.Name
+                                            and self.model.loss_name(call.func.value))
+
+    def _number_use(self, ancestors: Sequence[cst.CSTNode], scope: Scope) -> bool:
+        """``ancestors[-1]`` is used where a 0-dim tensor and the number differ: ``%`` formatting, ``str``/
+        ``print``, a dict key, a comparison's printed result (``number_context``); not ``'{}'.format(x)``
+        and f-strings (a 0-dim tensor formats as its number), nor ``int(x)``/``float(x)``."""
+        index = len(ancestors) - 1
+        while index >= 1:
+            consumer, value = ancestors[index - 1], ancestors[index]
+            if type(consumer) is cst.Element and index >= 3 and type(ancestors[index - 2]) is cst.Tuple:
+                consumer, value = ancestors[index - 3], ancestors[index - 2]  # `'%s %s' % (a, x[0])`
+                return type(consumer) is cst.BinaryOperation and _formats(consumer, value)
+            if type(consumer) is cst.BinaryOperation and _formats(consumer, value):
+                return True
+            if type(consumer) not in (cst.BinaryOperation, cst.UnaryOperation):
+                break
+            index -= 1
+        consumer = ancestors[index - 1]
+        if type(consumer) is cst.FormattedStringExpression:
+            return False
+        if type(consumer) is cst.Arg and index >= 2 and type(ancestors[index - 2]) is cst.Call:
+            func = ancestors[index - 2].func
+            if (type(func) is cst.Attribute and func.attr.value == "format") or (
+                    type(func) is cst.Name and func.value in ("int", "float", "bool", "round")):
+                return False
+        if type(consumer) is cst.Index and index >= 3 and type(ancestors[index - 3]) is cst.Subscript:
+            return self.value(ancestors[index - 3].value, scope).kind is not Kind.TENSOR  # a dict key
+        return self.number_context(list(ancestors[:index + 1]), scope)
+
+    @staticmethod
+    def _condition(ancestors: Sequence[cst.CSTNode]) -> bool:
+        """The value only decides a branch (``if x[0] > 0.5:``): a 0-dim tensor does that as the number did."""
+        index = len(ancestors) - 1
+        while index >= 1 and type(ancestors[index - 1]) in (cst.Comparison, cst.ComparisonTarget, cst.BooleanOperation,
+                                                            cst.UnaryOperation, cst.BinaryOperation):
+            index -= 1
+        test = ancestors[index - 1] if index >= 1 else None
+        return type(test) in (cst.If, cst.While, cst.Assert, cst.IfExp) and test.test is ancestors[index]
+
+    def wrapped(self, ancestors: Sequence[cst.CSTNode]) -> bool:
+        """``ancestors[-1]`` is the data of ``Variable(...)`` or ``nn.Parameter(...)``: a tensor (0.3 refused
+        Python numbers there: "Variable data has to be a tensor")."""
+        if len(ancestors) < 3:
+            return False
+        arg, call = ancestors[-2], ancestors[-3]
+        return (type(arg) is cst.Arg and type(call) is cst.Call and call.args[0] is arg and arg.keyword is None
+                and self.model.qualname(call.func) in torchapi.VARIABLE | torchapi.PARAMETER)
+
+    def tensor_use(self, ancestors: Sequence[cst.CSTNode]) -> bool:
+        """``ancestors[-1]`` (``x.data[0]``, ``x[0]``) is used as a tensor: a method or an index of it, or
+        the data of a ``Variable``: a first row, not a first element."""
+        return tensor_context(ancestors[-1], ancestors[-2]) or self.wrapped(ancestors)
 
     def _chain_evidence(self, ancestors: Sequence[cst.CSTNode], scope: Scope) -> bool:
         """``x.data.cpu()``, ``x.data[0].numpy()``, ``Variable(x.data)``: only a tensor's ``.data`` does that.
@@ -323,6 +533,8 @@ class DataAnalysis:
         if index < 1:
             return False
         parent = ancestors[index - 1]
+        if self.wrapped(ancestors[:index + 1]):
+            return True
         if type(parent) is cst.Attribute and parent.value is ancestors[index]:
             call = ancestors[index - 2] if index >= 2 else None
             torch_keywords = type(call) is cst.Call and call.func is parent and bool(
@@ -409,24 +621,24 @@ class DataAnalysis:
         parent = ancestors[-2]
         if type(parent) is cst.Attribute and parent.value is attr and parent.attr.value.startswith("__"):
             return None  # `Tensor.data.__get__`: the descriptor itself, not a tensor's data
-        grand = ancestors[-3] if len(ancestors) > 2 else None
         index_zero = (type(parent) is cst.Subscript and parent.value is attr and index_value(parent) == 0
                       and not written(ancestors[:-1]))
         if index_zero and self._repeated_index(parent, ancestors[:-1]) and self.one_value(receiver, scope):
             return None  # `loss.data[0].data[0]`: the outer `.data[0]` reads the one value for both
+        row = index_zero and self.tensor_use(ancestors[:-1])
         collapsed = self._collapsed(receiver, scope)
         redundant = is_data(receiver) or (collapsed is receiver and _data_base(receiver))
         receiver = collapsed
-        if not self.tensor_evidence(receiver, scope, ancestors) and not (
-                index_zero and not tensor_context(parent, grand) and self.torch_file and not vetoed(receiver)):
+        evidence = self.tensor_evidence(receiver, scope, ancestors)
+        if not evidence and not (index_zero and not row and self.torch_file and not vetoed(receiver)):
             return None  # `x.data[0]` in a torch file is the 0.3 idiom even without other evidence
-        if redundant:
+        if redundant and evidence:
             return Site(SiteKind.REDUNDANT, attr, receiver)  # `x.data.data`, `x.data[i].data`: one `.data` is enough
         found = self.value(receiver, scope)
         scalar = found.kind is Kind.TENSOR and found.rank == 0
-        if index_zero and not tensor_context(parent, grand):
-            if scalar:
-                return Site(SiteKind.ONE_VALUE_INDEX, parent, receiver)
+        if index_zero and scalar:  # even used as a tensor (`loss.data[0].mean()`): 0.3 gave the number there
+            return Site(SiteKind.ONE_VALUE_INDEX, parent, receiver)
+        if index_zero and not row:
             if found.kind is Kind.TENSOR and found.rank == 1:
                 return Site(SiteKind.FIRST_ELEMENT, parent, receiver)
             if found.rank is None or found.rank <= 1:
@@ -602,6 +814,9 @@ class DataAnalysis:
                 return isinstance(parent.operator, NUMERIC_COMPARISONS)
             if type(parent) is cst.Comparison:
                 return all(isinstance(t.operator, NUMERIC_COMPARISONS) for t in parent.comparisons)
+            if type(parent) is cst.Subscript and parent.value is current \
+                    and self.zero_dim_use(parent) is ZeroDimUse.NUMBER:
+                return True  # `x.data[i]` becomes the Python number `x[i].item()`
             if type(parent) in (cst.BinaryOperation, cst.UnaryOperation) or (
                     type(parent) is cst.Subscript and parent.value is current):
                 index -= 1

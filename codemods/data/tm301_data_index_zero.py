@@ -47,6 +47,7 @@ class DataIndexZero(DataSiteRule):
 
     code = "TM301"
     name = "data-index-zero"
+    min_torch = "0.4"  # `.item()`
     summary = "`loss.data[0]` (IndexError on a 0-dim loss) becomes `loss.item()` where the value is provably one number"
     triggers = (".data", "sum(", "mean(", "prod(")
     sites = {

@@ -34,6 +34,7 @@ class LegacyPythonNumbers(DataSiteRule):
 
     code = "TM302"
     name = "legacy-python-numbers"
+    min_torch = "0.4"  # `.item()`
     summary = ("0.3 reductions and counters that were Python numbers (`x.data.sum()`, `correct += "
                "pred.eq(t).sum()`, `total += loss.data`) stay numbers via `.item()`")
     triggers = (".data", ").sum()")

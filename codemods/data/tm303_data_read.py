@@ -27,6 +27,7 @@ class DataRead(DataSiteRule):
 
     code = "TM303"
     name = "data-read"
+    min_torch = "0.4"  # `.detach()` of a tensor (0.3 had it on Variables only)
     summary = "`x.data` reads become `x.detach()` (or plain `x` where the result cannot carry a graph)"
     triggers = (".data",)
     sites = {

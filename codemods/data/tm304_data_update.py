@@ -44,6 +44,9 @@ class DataUpdate(Rule):
 
     code = "TM304"
     name = "data-update"
+    # `torch.no_grad()`; `add_(t, alpha=)`/`addcmul_(a, b, value=)`: the ATen-generated signatures of 0.4,
+    # where the scalar-first forms became the deprecated overloads (warned about since 1.5)
+    min_torch = "0.4"
     summary = "in-place updates through `p.data` become `with torch.no_grad():` updates of `p` with current signatures"
     triggers = (".data",)
     changes = (

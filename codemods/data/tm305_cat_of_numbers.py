@@ -26,6 +26,7 @@ class CatOfNumbers(Rule):
 
     code = "TM305"
     name = "cat-of-numbers"
+    min_torch = "0.4"  # `torch.stack` of 0-dim tensors (in 0.3 they were (1,) and stacked to (n, 1))
     summary = "`torch.cat` of one-number tensors (1-element vectors in 0.3, 0-dim now: RuntimeError) becomes `torch.stack`"
     triggers = ("cat(",)
     requires = ("torch",)

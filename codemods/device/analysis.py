@@ -1,6 +1,10 @@
-"""The device family's plan: one per file, from one walk (``_Facts``), keyed by the id of the node each
-rule reports on (``actions``: an ``Act`` with its details, fix and safety; the rule that owns the act
-reports it with its own message).
+"""The device family's plan: one per file, keyed by the id of the node each rule reports on (``actions``: an
+``Act`` with its details, fix and safety; the rule that owns the act reports it with its own message).
+
+Built on the semantic model (``ctx.model``): its calls and ``=`` statements are the sites and flags
+(``_Facts``), its scopes and bindings (also of attribute targets, ``args.cuda = ...``) say what a name is
+where, and its positions say what comes first (a flag set after a ``.cuda()`` call does not choose its
+device). The family walks nothing itself.
 
 The device is a decision of the whole file (which flag, which definition, where it is inserted, whether a
 guard can go), so the four rules share it; a device is only defined when a selected rule's applied fix uses
@@ -18,7 +22,8 @@ import libcst as cst
 from codemods.base import SUPPRESSION
 from codemods.names import dotted
 from codemods.syntax import TIGHT_EQUAL, code, keyword, string
-from codemods.walk import children, parent
+from codemods.model import Binding, BindingKind, Scope, SemanticModel
+from codemods.walk import parent
 from codemods import torchapi
 from codemods.torchapi import IN_PLACE_INITIALISERS
 
@@ -64,38 +69,25 @@ def _keyword(arg: cst.Arg) -> Optional[str]:
 
 
 
-def _span(node: cst.CSTNode) -> int:
-    """How many positions ``node`` spans in pre-order (a position past it is past all of it)."""
-    count, stack = 0, [node]
-    while stack:
-        count += 1
-        stack.extend(children(stack.pop()))
-    return count
-
-
-def _is_variable(name: cst.Name, parent: cst.CSTNode) -> bool:
-    """A ``Name`` that denotes a variable (not ``x.name``, ``f(name=...)``)."""
-    parent_type = type(parent)  # exact types: ``isinstance`` with libcst's ABCs dominates the walk
-    return not ((parent_type is cst.Attribute and parent.attr is name)
-                or (parent_type is cst.Arg and parent.keyword is name))
-
-
 @dataclass(frozen=True)
 class _Where:
-    """Where a node sits: its scopes (innermost first), pre-order position, statement line and guards."""
+    """Where a node sits (from the model): its code scopes (innermost first: module, functions, lambdas),
+    its position in source order, its statement line and the guards around it."""
 
-    chain: Tuple[cst.CSTNode, ...]
+    chain: Tuple[Scope, ...]
     order: int
     line: Optional[cst.SimpleStatementLine]
     guards: Tuple[Tuple[cst.CSTNode, bool], ...]  # (If or IfExp, inside its true branch), innermost first
 
 
-@dataclass(frozen=True)
-class _Binding:
-    kind: str  # "assign" (one target), "add" (``+=``), "param" (without default), "other"
-    value: Optional[cst.CSTNode]
+class _Bound(NamedTuple):
+    """What the plan asks of a model ``Binding``."""
+
+    kind: str  # "assign" (``x = v``, one target), "add" (``+=``), "param" (without default), "other"
+    value: Optional[cst.CSTNode]  # the assigned or added value
+    node: cst.CSTNode  # the model binding's node
     line: Optional[cst.SimpleStatementLine]  # the statement line of an assignment
-    start: int  # its pre-order position
+    start: int  # its position in source order
     top: bool  # the line runs whenever its scope runs (directly in its body or under ``if __name__ ...``)
 
 
@@ -104,7 +96,7 @@ class _Device:
     """A device expression: where it is available and what it stands for."""
 
     expr: str  # "device", "args.device", "x.device"
-    scope: cst.CSTNode  # bound in this scope ...
+    scope: Scope  # bound in this scope ...
     end: int  # ... after this position
     root: Optional[str] = None  # attribute mode: the object that carries it
     condition: Optional[str] = None  # the flag it was built from (guards with this test can go)
@@ -116,215 +108,133 @@ class _Device:
     blank_line: bool = False
 
 
-class _Walker:
-    """A pre-order walk that knows where each node is (``where()``); positions are the same in every walk.
+class _Facts:
+    """The family's sites, flags and existing devices, read from the semantic model (its calls, ``=``
+    statements, scopes, bindings and positions): the family walks nothing itself."""
 
-    ``visit_<Node>`` handlers as in libcst, but the walk only reads (``codemods.walk``'s field order):
-    libcst's own ``visit`` rebuilds every node and costs more than the parse.
-    """
-
-    _handlers: Dict[type, Optional[Callable]] = {}
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        cls._handlers = {}  # node type -> this class's ``visit_<Node>`` (or None)
-
-    def __init__(self):
-        self.stack: List[cst.CSTNode] = []
-        self.count = 0
-        self.starts: Dict[int, int] = {}  # statement line or top-level statement -> its position
-
-    def _visit(self, node: cst.CSTNode) -> None:
-        node_type = type(node)
-        handlers = self._handlers
-        if node_type in handlers:
-            handler = handlers[node_type]
-        else:
-            handler = handlers[node_type] = getattr(type(self), "visit_" + node_type.__name__, None)
-        stack = self.stack
-        stack.append(node)
-        self.count += 1
-        if len(stack) == 2:  # a top-level statement
-            self.starts[id(node)] = self.count
-        if handler is not None:
-            handler(self, node)
-        for child in children(node):
-            self._visit(child)
-        stack.pop()
-
-    def where(self, depth: int = 0) -> _Where:
-        """Where ``stack[-1 - depth]`` is."""
-        stack = self.stack[: len(self.stack) - depth]
-        guards, line = [], None
-        for parent, child in zip(reversed(stack[:-1]), reversed(stack[1:])):
-            parent_type = type(parent)
-            if (parent_type is cst.If or parent_type is cst.IfExp) and child is not parent.test:
-                guards.append((parent, child is parent.body))
-            elif line is None and parent_type is cst.SimpleStatementLine:
-                line = parent
-        chain = tuple(n for n in reversed(stack[:-1]) if type(n) in _SCOPES)
-        return _Where(chain, self.count, line, tuple(guards))
-
-
-class _Uses(_Walker):
-    """Where a name is read: ``(name node, its parent, grandparent, where)`` for each occurrence."""
-
-    def __init__(self, module: cst.Module, name: str):
-        super().__init__()
-        self.name = name
-        self.found: List[Tuple[cst.Name, cst.CSTNode, cst.CSTNode, _Where]] = []
-        self._visit(module)
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if node.value == self.name and _is_variable(node, self.stack[-2]):
-            self.found.append((node, self.stack[-2], self.stack[-3], self.where()))
-
-
-class _Facts(_Walker):
-    """One walk over the file: the family's sites, bindings per scope, flags and existing devices."""
-
-    def __init__(self, module: cst.Module, qualname: Callable[[cst.CSTNode], Optional[str]]):
-        super().__init__()
-        self.qualname = qualname
+    def __init__(self, model: SemanticModel):
+        self.model = model
+        self.qualname = model.qualname
         self.cuda_calls: List[Tuple[cst.Call, _Where]] = []
         self.constructors: List[Tuple[cst.Call, str, bool, bool, _Where]] = []  # call, type, cuda?, filled?, where
         self.type_calls: List[Tuple[cst.Call, _Where]] = []
         self.storages: Set[int] = set()  # ``.cuda()`` calls on storages (``map_location=lambda storage, loc: ...``)
         self.cuda_only: List[Tuple[cst.SimpleStatementLine, _Where]] = []
-        self.bindings: Dict[Tuple[int, str], List[_Binding]] = {}
-        self.globals: Dict[int, Set[str]] = {}
-        self.scopes: Dict[int, cst.CSTNode] = {}
-        self.flags: List[Tuple[str, _Binding, cst.CSTNode]] = []  # ``x = ... torch.cuda.is_available() ...``
-        self.devices: List[Tuple[str, _Binding, cst.CSTNode]] = []  # ``x = torch.device(...)``
-        self.device_params: List[cst.FunctionDef] = []
+        self.flags: List[Tuple[str, _Bound, Scope]] = []  # ``x = ... torch.cuda.is_available() ...``
+        self.devices: List[Tuple[str, _Bound, Scope]] = []  # ``x = torch.device(...)``
         self.selections: List[Tuple[str, str, Optional[cst.CSTNode], cst.SimpleStatementLine, _Where]] = []
-        self.names: Set[str] = set()
-        self.attributes: Set[str] = set()
         self.options: Set[str] = set()  # argparse dests ...
         self.int_options: Set[str] = set()  # ... and those with type=int
-        self.defines_cuda = False
         self.sets_default_dtype = False
         self.sets_device = False
-        self._visit(module)
+        self._bound: Dict[Tuple[int, str], List[_Bound]] = {}
+        self._homes: Dict[int, Scope] = {}
+        scopes = model.scopes()
+        self.defines_cuda = any(b.kind is BindingKind.FUNCTION for s in scopes for b in s.bindings.get("cuda", ()))
+        self.device_params = [s for s in scopes if type(s.node) is cst.FunctionDef
+                              and any(self._kind(b) == "param" for b in s.bindings.get("device", ()))]
+        for call in model.calls():
+            self._call(call)
+        for node in model.assign_statements():
+            self._assign(node)
 
-    def _scope(self, skip: int = 0) -> cst.CSTNode:
-        return next(n for n in reversed(self.stack[: len(self.stack) - skip]) if type(n) in _SCOPES)
+    # -- positions, scopes and bindings (the model's, seen as the plan needs them) --------------------
+    def chain(self, node: cst.CSTNode) -> Tuple[Scope, ...]:
+        """The scopes whose code ``node`` runs in, innermost first (class bodies and comprehensions run as
+        part of theirs)."""
+        found, scope = [], self.model.scope_of(node)
+        while scope is not None:
+            if type(scope.node) in _SCOPES:
+                found.append(scope)
+            scope = scope.parent
+        return tuple(found)
 
-    def _bind(self, target: cst.CSTNode, kind: str, value: Optional[cst.CSTNode] = None, scope=None) -> None:
-        name = dotted(target)
-        if name is None:
-            for element in getattr(target, "elements", ()):
-                self._bind(element.value, "other", scope=scope)
-            if isinstance(target, cst.StarredElement):
-                self._bind(target.value, "other", scope=scope)
-            return
-        scope = scope if scope is not None else self._scope()
-        self.scopes[id(scope)] = scope
-        line, top, start = None, False, self.count
-        lines = [i for i, n in enumerate(self.stack) if type(n) is cst.SimpleStatementLine]
-        if lines and kind == "assign":
-            at = lines[-1]
-            line = self.stack[at]
-            top = all(isinstance(n, cst.IndentedBlock) or (isinstance(n, cst.If) and "__name__" in code(n.test))
-                      for n in self.stack[self.stack.index(scope) + 1: at])
-            start = self.starts[id(line)]
-        self.bindings.setdefault((id(scope), name), []).append(_Binding(kind, value, line, start, top))
+    def where(self, node: cst.CSTNode) -> _Where:
+        guards, line = [], None
+        child, current = node, parent(node)
+        while current is not None:
+            current_type = type(current)
+            if (current_type is cst.If or current_type is cst.IfExp) and child is not current.test:
+                guards.append((current, child is current.body))
+            elif line is None and current_type is cst.SimpleStatementLine:
+                line = current
+            child, current = current, parent(current)
+        return _Where(self.chain(node), self.model.position(node), line, tuple(guards))
 
-    # -- bindings ---------------------------------------------------------------------
-    def visit_Assign(self, node: cst.Assign) -> None:
-        single = len(node.targets) == 1
-        for target in node.targets:
-            self._bind(target.target, "assign" if single else "other", node.value)
-        name = dotted(node.targets[0].target) if single else None
-        if name is None:
-            return
-        scope = self._scope()
-        binding = self.bindings[(id(scope), name)][-1]
-        if self._is_device_value(node.value):
-            self.devices.append((name, binding, scope))
-        elif self.is_flag_value(node.value):
-            self.flags.append((name, binding, scope))
-        elif isinstance(node.targets[0].target, cst.Name) and binding.line is not None:
-            self._selection(name, node.value, binding.line)
+    def home(self, binding: Binding) -> Scope:
+        """The scope whose code binds (``global x`` in ``main()``: ``main``, though the model binds ``x`` in
+        the module)."""
+        key = id(binding.node)
+        if key not in self._homes:
+            self._homes[key] = self.chain(binding.node)[0]
+        return self._homes[key]
 
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._bind(node.target, "other")
+    @staticmethod
+    def _kind(binding: Binding) -> str:
+        kind, node = binding.kind, binding.node
+        if kind is BindingKind.ASSIGN and type(node) is cst.Assign and len(node.targets) == 1:
+            return "assign"
+        if kind is BindingKind.AUGMENTED and type(node.operator) is cst.AddAssign:
+            return "add"
+        if kind is BindingKind.PARAMETER and binding.value is None:
+            params = parent(node)
+            return "other" if node is params.star_arg or node is params.star_kwarg else "param"
+        return "other"
 
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._bind(node.target, "add" if isinstance(node.operator, cst.AddAssign) else "other", node.value)
+    def view(self, binding: Binding, home: Scope) -> _Bound:
+        kind = self._kind(binding)
+        line = parent(binding.node)
+        if kind != "assign" or type(line) is not cst.SimpleStatementLine:  # (``if c: x = v`` has no line)
+            value = binding.value.value if kind == "add" else binding.value
+            return _Bound(kind, value, binding.node, None, binding.order, False)
+        top, current = True, parent(line)
+        while current is not None and current is not home.node:
+            if not (type(current) is cst.IndentedBlock
+                    or (type(current) is cst.If and "__name__" in code(current.test))):
+                top = False
+                break
+            current = parent(current)
+        return _Bound(kind, binding.value, binding.node, line, self.model.span(line)[0], top)
 
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._bind(node.target, "other")
+    def bound(self, scope: Scope, name: str) -> List[_Bound]:
+        """The bindings of ``name`` (or of the attribute target ``"a.b"``) that the code of ``scope`` makes."""
+        key = (id(scope), name)
+        if key not in self._bound:
+            if "." in name:
+                found = scope.attributes.get(name, [])
+            else:
+                found = [b for b in self.model.lookup(name, scope)[1] or ()
+                         if b.kind is not BindingKind.DELETE and self.home(b) is scope]
+            self._bound[key] = [self.view(b, scope) for b in found]
+        return self._bound[key]
 
-    def visit_For(self, node: cst.For) -> None:
-        self._bind(node.target, "other")
+    def homes(self, name: str) -> Dict[int, Tuple[Scope, List[_Bound]]]:
+        """Every scope whose code binds ``name``, with those bindings."""
+        found: Dict[int, Tuple[Scope, List[_Bound]]] = {}
+        for scope in self.model.scopes():
+            for binding in scope.bindings.get(name, ()):
+                if binding.kind is not BindingKind.DELETE:
+                    home = self.home(binding)
+                    found.setdefault(id(home), (home, []))[1].append(self.view(binding, home))
+        return found
 
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        self._bind(node.target, "other")
+    @staticmethod
+    def declares_global(scope: Scope, name: str) -> bool:
+        return scope.declared.get(name) == "global"
 
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            self._bind(node.asname.name, "other")
-
-    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        if node.name is not None:
-            self._bind(node.name.name, "other")
-
-    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
-        name = node.asname.name if node.asname is not None else node.name
-        while isinstance(name, cst.Attribute):
-            name = name.value
-        self._bind(name, "other")
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._bind(node.name, "other", scope=self._scope(skip=1))
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._bind(node.name, "other", scope=self._scope(skip=1))
-        self.defines_cuda = self.defines_cuda or node.name.value == "cuda"
-        self._params(node.params, node)
-
-    def visit_Lambda(self, node: cst.Lambda) -> None:
-        self._params(node.params, node)
-
-    def _params(self, params: cst.Parameters, scope: cst.CSTNode) -> None:
-        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-            kind = "param" if param.default is None else "other"
-            self._bind(param.name, kind, scope=scope)
-            if kind == "param" and param.name.value == "device" and isinstance(scope, cst.FunctionDef):
-                self.device_params.append(scope)
-        for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
-                self._bind(star.name, "other", scope=scope)
-
-    def visit_Global(self, node: cst.Global) -> None:
-        self.globals.setdefault(id(self._scope()), set()).update(n.name.value for n in node.names)
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if _is_variable(node, self.stack[-2]):
-            self.names.add(node.value)
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        name = dotted(node)
-        if name is not None:
-            self.attributes.add(name)
-
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self.starts[id(node)] = self.count
-
-    # -- sites ------------------------------------------------------------------------
-    def visit_Call(self, node: cst.Call) -> None:
+    # -- sites --------------------------------------------------------------------------------
+    def _call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             method = func.attr.value
             if method == "cuda" and self.qualname(func) is None:
-                self.cuda_calls.append((node, self.where()))
+                self.cuda_calls.append((node, self.where(node)))
                 if "storage" in (dotted(func.value) or "") or any(
-                        isinstance(n, cst.Arg) and _keyword(n) == "map_location" for n in self.stack):
+                        type(n) is cst.Arg and _keyword(n) == "map_location" for n in self.model.ancestors(node)):
                     self.storages.add(id(node))  # ``Storage.to`` takes the device as a keyword only
                 return
             if method == "type" and len(node.args) == 1 and node.args[0].keyword is None:
-                self.type_calls.append((node, self.where()))
+                self.type_calls.append((node, self.where(node)))
             elif method == "add_argument":
                 self._option(node)
         qualified = self.qualname(func)
@@ -332,27 +242,27 @@ class _Facts(_Walker):
             return
         module, _, last = qualified.rpartition(".")
         if (last in TENSOR_TYPES and module in ("torch", "torch.cuda")) or qualified == "torch.Tensor":
-            parent = self.stack[-2]
-            filled = (isinstance(parent, cst.Attribute) and parent.attr.value in IN_PLACE_INITIALISERS
-                      and isinstance(self.stack[-3], cst.Call) and self.stack[-3].func is parent)
-            self.constructors.append((node, last, module == "torch.cuda", filled, self.where()))
+            up = parent(node)
+            filled = (type(up) is cst.Attribute and up.attr.value in IN_PLACE_INITIALISERS
+                      and type(parent(up)) is cst.Call and parent(up).func is up)
+            self.constructors.append((node, last, module == "torch.cuda", filled, self.where(node)))
         elif qualified in DEFAULT_DTYPE_SETTERS:
             self.sets_default_dtype = True
             arg = node.args[0].value if node.args else None
             spelled = (string(arg) or self.qualname(arg) or "") if arg is not None else ""
             if spelled.startswith("torch.cuda."):
-                self._cuda_only()  # set_default_tensor_type(torch.cuda.FloatTensor)
+                self._cuda_only(node)  # set_default_tensor_type(torch.cuda.FloatTensor)
         elif qualified in CUDA_ONLY_STATEMENTS:
             self.sets_device = self.sets_device or qualified == "torch.cuda.set_device"
-            self._cuda_only()
+            self._cuda_only(node)
 
-    def _cuda_only(self) -> None:
-        """The call being visited raises without CUDA: remember its statement if it is one."""
-        if len(self.stack) > 3:
-            expr, line = self.stack[-2], self.stack[-3]
-            if (isinstance(expr, cst.Expr) and isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1
-                    and isinstance(self.stack[-4], _BLOCKS)):
-                self.cuda_only.append((line, self.where(depth=2)))
+    def _cuda_only(self, node: cst.Call) -> None:
+        """``node`` raises without CUDA: remember its statement if it is one."""
+        expr = parent(node)
+        line = parent(expr) if expr is not None else None
+        if (type(expr) is cst.Expr and type(line) is cst.SimpleStatementLine and len(line.body) == 1
+                and type(parent(line)) in _BLOCKS):
+            self.cuda_only.append((line, self.where(line)))
 
     def _option(self, node: cst.Call) -> None:
         """argparse ``add_argument``: remember dests, and those declared ``type=int``."""
@@ -367,6 +277,24 @@ class _Facts(_Walker):
             self.int_options.add(name)
 
     # -- what an assignment is ------------------------------------------------------
+    def _assign(self, node: cst.Assign) -> None:
+        if len(node.targets) != 1:
+            return
+        target = node.targets[0].target
+        name = dotted(target)
+        if name is None:
+            return
+        scope = self.chain(node)[0]
+        binding = next((b for b in reversed(self.bound(scope, name)) if b.node is node), None)
+        if binding is None:
+            return  # a class body's attribute
+        if self._is_device_value(node.value):
+            self.devices.append((name, binding, scope))
+        elif self.is_flag_value(node.value):
+            self.flags.append((name, binding, scope))
+        elif type(target) is cst.Name:
+            self._selection(name, node.value, binding.line)
+
     def _is_device_value(self, value: cst.CSTNode) -> bool:
         if isinstance(value, cst.Call):
             return self.qualname(value.func) == "torch.device"
@@ -396,14 +324,7 @@ class _Facts(_Walker):
             return
         if test is not None and self.qualname(value.orelse) != f"torch.{last}":
             return
-        self.selections.append((target, last, test, line, self.where()))
-
-
-def _class_of(node: cst.CSTNode) -> Optional[cst.ClassDef]:
-    """The class whose method ``node`` is (its body's statement), else ``None``."""
-    block = parent(node) if type(node) is cst.FunctionDef else None
-    owner = parent(block) if block is not None else None
-    return owner if type(owner) is cst.ClassDef else None
+        self.selections.append((target, last, test, line, self.where(value)))
 
 
 def _is_plain(node: cst.CSTNode) -> bool:
@@ -513,12 +434,11 @@ class DevicePlan:
         self.ctx = ctx
         self.codes = codes
         self.owners = owners
-        self.facts = _Facts(ctx.module, ctx.qualname)
+        self.facts = _Facts(ctx.model)
         self.torch = ctx.imports.local_name("torch") or "torch"
         self.actions: Dict[int, List[Action]] = {}
         self.users: Set[str] = set()  # codes whose applied fixes use a created device
         self.uses: Dict[str, Optional[List[Tuple[cst.Call, _Where]]]] = {}  # type selection -> its uses
-        self.ends: Dict[int, int] = {}
         self.module_torch = True  # a top-level import binds ``torch`` (known once a default device is planned)
         self.existing = self._existing_devices()  # ``x = torch.device(...)``: no other is created
         self.params = [_Device("device", function, 0, known=False) for function in self.facts.device_params]
@@ -553,8 +473,8 @@ class DevicePlan:
         codes = match.group("codes")
         return codes is not None and not any(code.startswith(c.strip()) for c in codes.split(",") if c.strip())
 
-    def _bound(self, scope: cst.CSTNode, name: str) -> List[_Binding]:
-        return self.facts.bindings.get((id(scope), name), [])
+    def _bound(self, scope: Scope, name: str) -> List[_Bound]:
+        return self.facts.bound(scope, name)
 
     def _expr(self, code: str) -> cst.BaseExpression:
         return cst.parse_expression(code)
@@ -593,19 +513,19 @@ class DevicePlan:
     def _reaches(self, device: _Device, where: _Where) -> bool:
         """Can the code at ``where`` read ``device.expr`` (bound, in scope, not shadowed)?"""
         name = device.root or device.expr
-        declared_global = name in self.facts.globals.get(id(device.scope), ())
+        declared_global = self.facts.declares_global(device.scope, name)
         for position, scope in enumerate(where.chain):
             if scope is device.scope:
                 return position > 0 or where.order > device.end
             bindings = self._bound(scope, name)
-            if isinstance(scope, cst.Module):
+            if type(scope.node) is cst.Module:
                 # attribute mode: a module-level object, or one that ``main()`` declared global
                 return device.root is not None and (bool(bindings) or declared_global)
-            if bindings and name not in self.facts.globals.get(id(scope), ()):
+            if bindings and not self.facts.declares_global(scope, name):
                 # the object that carries the flag, passed in (``def train(args)``); ``self`` of the same class
-                owner = _class_of(device.scope)
+                owner = device.scope.cls
                 return device.root is not None and all(b.kind == "param" for b in bindings) and (
-                    owner is None or _class_of(scope) is owner)
+                    owner is None or scope.cls is owner)
         return False
 
     def _find(self, where: _Where) -> Optional[_Device]:
@@ -658,7 +578,7 @@ class DevicePlan:
                     best, best_score = device, score
         return best or self._default()
 
-    def _is_cuda_flag(self, test: str, binding: _Binding) -> bool:
+    def _is_cuda_flag(self, test: str, binding: _Bound) -> bool:
         """Only a test that is provably about CUDA may choose the device: named as a CUDA switch (``args.cuda``,
         ``use_gpu``), not an integer option (``if args.gpu:`` is false for GPU 0), or bound to
         ``torch.cuda.is_available()``. Any other test that guards ``.cuda()`` calls (``if args.resume:``) would
@@ -668,7 +588,7 @@ class DevicePlan:
             return True
         return binding.value is not None and binding.kind == "assign" and self.facts.is_flag_value(binding.value)
 
-    def _flag_binding(self, test: str, where: _Where) -> Optional[Tuple[_Binding, cst.CSTNode]]:
+    def _flag_binding(self, test: str, where: _Where) -> Optional[Tuple[_Bound, Scope]]:
         """The statement that sets ``test`` (or the object it is read from) as seen from ``where``."""
         root = test.split(".")[0]
         for name in dict.fromkeys((test, root)):
@@ -680,35 +600,34 @@ class DevicePlan:
                     return self._passed_in(root)
                 if not all(b.kind == "assign" and b.top for b in bindings):
                     return None
-                before = [b for b in bindings if scope is not where.chain[0] or b.start < where.order]
+                before = [b for b in bindings if scope is not where.chain[0] or b.start <= where.order]
                 return (before or bindings)[-1], scope
         return None
 
-    def _passed_in(self, root: str) -> Optional[Tuple[_Binding, cst.CSTNode]]:
+    def _passed_in(self, root: str) -> Optional[Tuple[_Bound, Scope]]:
         """``def train(args): if args.cuda: ...``: the one function that builds ``args`` and passes it on."""
-        found = [(bindings, scope_id) for (scope_id, name), bindings in self.facts.bindings.items()
-                 if name == root and all(b.kind == "assign" and b.top for b in bindings)]
+        found = [(bindings, scope) for scope, bindings in self.facts.homes(root).values()
+                 if all(b.kind == "assign" and b.top for b in bindings)]
         if len(found) != 1 or len(found[0][0]) != 1:
             return None
-        binding = found[0][0][0]
-        return binding, self.facts.scopes[found[0][1]]
+        return found[0][0][0], found[0][1]
 
     def _cudastring(self) -> Tuple[Optional[int], str]:
         index = self._index_policy()
         return index, ("cuda" if index is None else f"cuda:{index}")
 
-    def _modes(self, flag: str, binding: _Binding, scope: cst.CSTNode) -> List[_Device]:
+    def _modes(self, flag: str, binding: _Bound, scope: Scope) -> List[_Device]:
         """A plain name after the flag; for ``obj.flag`` in a function also ``obj.device``."""
         index, cuda = self._cudastring()
         value = f'{self.torch}.device("{cuda}" if {flag} else "cpu")'
         condition = _condition(self._expr(flag))
-        name = next(n for n in DEVICE_NAMES if n not in self.facts.names)
+        name = next(n for n in DEVICE_NAMES if not self.ctx.model.uses_name(n))
         end = self._end(binding.line)
         modes = [_Device(name, scope, end, None, condition, index,
                          definition=f"{name} = {value}", after=binding.line)]
         root = flag.split(".")[0]
-        if "." in flag and not isinstance(scope, cst.Module):
-            attr = next(n for n in DEVICE_NAMES if f"{root}.{n}" not in self.facts.attributes
+        if "." in flag and type(scope.node) is not cst.Module:
+            attr = next(n for n in DEVICE_NAMES if not self.ctx.model.reads_attribute(root, n)
                         and n not in self.facts.options)
             modes.append(_Device(f"{root}.{attr}", scope, end, root, condition, index,
                                  definition=f"{root}.{attr} = {value}", after=binding.line))
@@ -747,16 +666,14 @@ class DevicePlan:
             end = self._end(anchor)
         index, cuda = self._cudastring()
         available = f"{self.torch}.cuda.is_available()"
-        name = next(n for n in DEVICE_NAMES if n not in self.facts.names)
-        return _Device(name, self.ctx.module, end, None, _condition(self._expr(available)), index,
+        name = next(n for n in DEVICE_NAMES if not self.ctx.model.uses_name(n))
+        return _Device(name, self.ctx.model.module_scope, end, None, _condition(self._expr(available)), index,
                        definition=f'{name} = {self.torch}.device("{cuda}" if {available} else "cpu")',
                        after=anchor, at=at, blank_line=at != 0)
 
     def _end(self, statement: cst.CSTNode) -> int:
-        """The last pre-order position inside ``statement`` (a statement line or a top-level statement)."""
-        if id(statement) not in self.ends:
-            self.ends[id(statement)] = self.facts.starts[id(statement)] + _span(statement) - 1
-        return self.ends[id(statement)]
+        """The last position inside ``statement``: a site whose position is greater comes after it."""
+        return self.ctx.model.span(statement)[1]
 
     def _index_policy(self) -> Optional[int]:
         """The index the created device keeps: the file's one literal ``.cuda(k)`` index, if that is exact."""
@@ -1026,7 +943,7 @@ class DevicePlan:
             device = self._find(where) or (self._find(uses[0][1]) if uses else None)
             problem = None
             block = parent(line)
-            if sum(name == target for _, name in self.facts.bindings) != 1 or len(
+            if len(self.facts.homes(target)) != 1 or len(
                     self._bound(where.chain[0], target)) != 1:
                 problem = f"`{target}` is bound more than once"
             elif uses is None:
@@ -1066,17 +983,18 @@ class DevicePlan:
     def _selection_uses(self, name: str) -> Optional[List[Tuple[cst.Call, _Where]]]:
         """Every use of a selected type: ``name(...)`` or ``x.type(name)``; None if it is used otherwise."""
         if name not in self.uses:
-            uses: Optional[List[Tuple[cst.Call, _Where]]] = []
-            for node, parent, grand, where in _Uses(self.ctx.module, name).found:
-                if isinstance(parent, cst.Call) and parent.func is node:
-                    uses.append((parent, where))
-                elif (isinstance(parent, cst.Arg) and isinstance(grand, cst.Call) and len(grand.args) == 1
-                      and isinstance(grand.func, cst.Attribute) and grand.func.attr.value == "type"):
-                    uses.append((grand, where))
-                elif not (isinstance(parent, cst.AssignTarget) and parent.target is node):
-                    uses = None
-                    break
-            self.uses[name] = uses
+            model = self.ctx.model
+            calls = [site.call for site in model.calls_named(name)]
+            calls += [call for call in model.passed(name) if len(call.args) == 1 and type(
+                call.func) is cst.Attribute and call.func.attr.value == "type"]
+            # every other ``Name`` of it must be the whole target of an ``=``, and nothing else may bind it
+            bindings = [b for scope in model.scopes() for b in scope.bindings.get(name, ())]
+            targets = sum(b.kind is BindingKind.ASSIGN and type(b.node) is cst.Assign for b in bindings)
+            if targets != len(bindings) or model.name_count(name) != len(calls) + targets:
+                self.uses[name] = None
+            else:
+                calls.sort(key=model.position)
+                self.uses[name] = [(call, self.facts.where(call)) for call in calls]
         return self.uses[name]
 
     # -- calls that need CUDA ------------------------------------------------------------------
@@ -1103,7 +1021,7 @@ class DevicePlan:
             statement = statement.with_changes(leading_lines=[cst.EmptyLine()])
 
         def fix(node: cst.CSTNode) -> cst.CSTNode:
-            if device.scope is self.ctx.module and not self.module_torch:
+            if device.scope is self.ctx.model.module_scope and not self.module_torch:
                 self.ctx.add_import("torch")
             if device.at is not None:  # into the module's body, a blank line before what follows
                 following = node.body[device.at]

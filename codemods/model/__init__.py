@@ -8,6 +8,10 @@
   and comprehension targets, ``with ... as``, parameters with their defaults, imports, ``def``/``class``,
   ``except ... as``, walrus, ``del``; ``global``/``nonlocal`` followed), each scope's uses of a name
   (attributes read on it, subscripts, item writes, calls), the calls it is passed to, a function's returns;
+  bindings of attribute targets (``args.cuda = v``: ``scope.attributes["args.cuda"]``); ``uses_name``,
+  ``reads_attribute``; every call and ``=`` statement in source order (``calls()``, ``assign_statements()``);
+- *source order*: ``span(statement)``, ``position(node)``, ``Binding.order``: positions of the one walk, in
+  which a later statement starts after an earlier one ends (what a flow-sensitive plan compares);
 - *qualified names*: ``qualname(node)`` (``F.relu`` -> ``torch.nn.functional.relu``, through the file's
   imports; a name rebound by anything else resolves to nothing), ``local_name("torch.no_grad")``;
 - *grad mode*: ``grad_mode(node)`` -> ``GradMode.OFF`` inside ``no_grad``/``inference_mode``/
@@ -46,7 +50,7 @@ import libcst as cst
 
 from codemods import torchapi
 from codemods.model.grad import GradMode, GradRegions, context_mode
-from codemods.model.scopes import (COMPREHENSIONS, Binding, BindingKind, CallSite, Collector, Scope,
+from codemods.model.scopes import (COMPREHENSIONS, STATEMENTS, Binding, BindingKind, CallSite, Collector, Scope,
                                    index_value, target_names)
 from codemods.model.values import (NAMESPACE_NAME, UNKNOWN, Kind, Value, Values, full_reduction, is_minus_one,
                                    join, keywords, positional, reduces, single_dim)
@@ -108,6 +112,19 @@ class SemanticModel:
     def local_name(self, qualified: str) -> Optional[str]:
         return self.imports.local_name(qualified)
 
+    def uses_name(self, name: str) -> bool:
+        """Some ``Name`` of the file reads or binds ``name`` as a variable (not ``x.name``, ``f(name=...)``)."""
+        return name in self._collected.names
+
+    def name_count(self, name: str) -> int:
+        """How many ``Name`` nodes read or store ``name`` as a variable (a ``def``, parameter or import binding
+        it has no such node)."""
+        return self._collected.names.get(name, 0)
+
+    def reads_attribute(self, name: str, attr: str) -> bool:
+        """Some ``name.<attr>`` is read or assigned in the file (any scope)."""
+        return any(attr in scope.uses.get(name, ()) for scope in self._collected.scopes.values())
+
     def has_attribute(self, name: str) -> bool:
         """Some ``x.<name>`` is read in the file (a cheap test before a family's analysis runs)."""
         return name in self._collected.has
@@ -129,6 +146,47 @@ class SemanticModel:
                     return scopes[id(current)]
             child, current = current, parent(current)
         return self.module_scope
+
+    def scopes(self) -> List[Scope]:
+        """Every scope of the file, in source order (the module first)."""
+        return list(self._collected.scopes.values())
+
+    # -- source order ---------------------------------------------------------------------------------
+    def span(self, statement: cst.CSTNode) -> Tuple[int, int]:
+        """(first, last) position of a statement in the walk: a statement that comes later in the source
+        starts after every position of an earlier one ends; ``Binding.order`` is a position too."""
+        return self._collected.spans[id(statement)]
+
+    @staticmethod
+    def statement_of(node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        """The innermost statement that holds ``node`` (``node`` itself when it is one)."""
+        current = node
+        while current is not None and type(current) not in STATEMENTS:
+            current = parent(current)
+        return current
+
+    def position(self, node: cst.CSTNode) -> int:
+        """Where ``node`` comes in source order, to the statement: the first position of its innermost
+        statement (0 outside every statement)."""
+        statement = self.statement_of(node)
+        return self._collected.spans[id(statement)][0] if statement is not None else 0
+
+    # -- calls and assignments, in source order ------------------------------------------------------
+    def calls(self) -> List[cst.Call]:
+        """Every call of the file, in source order (except inside a comprehension, whose iterable comes first)."""
+        return self._collected.all_calls
+
+    def calls_named(self, name: str) -> List[CallSite]:
+        """Every call ``name(...)`` of the file, wherever ``name`` is bound."""
+        return self._collected.calls.get(name, [])
+
+    def passed(self, name: str) -> List[cst.Call]:
+        """Every call, in any scope, that ``name`` is a plain argument of."""
+        return [call for scope in self._collected.scopes.values() for call in scope.passed.get(name, ())]
+
+    def assign_statements(self) -> List[cst.Assign]:
+        """Every ``=`` assignment of the file, in source order."""
+        return self._collected.assign_nodes
 
     def scope_of_definition(self, node: cst.CSTNode) -> Scope:
         """The scope a ``def``/``class``/lambda/comprehension opens."""
@@ -173,6 +231,10 @@ class SemanticModel:
         """Element ``index`` of ``expr`` (as ``a, b = expr`` unpacks it)."""
         found = self._values.element(expr, index, scope)
         return UNKNOWN if found.kind is Kind.PENDING else found
+
+    def integer_index(self, subscript: cst.Subscript, scope: Optional[Scope] = None) -> bool:
+        """``x[i]`` takes one element along the first dimension: ``i`` is an int literal or a Python int."""
+        return self._values.integer_index(subscript, scope if scope is not None else self.scope_of(subscript))
 
     def element_sources(self, expr: cst.CSTNode, index: int, scope: Scope,
                         depth: int = 0) -> Optional[List[Tuple[cst.CSTNode, Scope]]]:

@@ -19,6 +19,8 @@ from codemods.walk import children
 
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 SCOPE_NODES = (cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda, *COMPREHENSIONS)
+STATEMENTS = frozenset({cst.SimpleStatementLine, cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar,
+                        cst.FunctionDef, cst.ClassDef, cst.Match})
 
 
 class BindingKind(enum.Enum):
@@ -43,6 +45,7 @@ class Binding:
     value: Optional[cst.CSTNode]  # what the binding binds from (see BindingKind)
     node: cst.CSTNode  # the statement, Param, alias or definition that binds
     index: Optional[int] = None  # UNPACK/FOR: the target's position in the unpacked value
+    order: int = 0  # its position in the walk, which visits statements in source order (``SemanticModel.span``)
 
 
 @dataclass(eq=False)
@@ -60,6 +63,8 @@ class Scope:
     passed: Dict[str, List[cst.Call]] = field(default_factory=dict)  # name -> calls it is a plain argument of
     returns: List[cst.BaseExpression] = field(default_factory=list)  # a function's ``return`` values
     backward: Set[str] = field(default_factory=set)  # ``name.backward()`` without a gradient: one value
+    # ``a.b = v`` / ``a.b += v`` (also inside an unpacked target), by dotted target (``"args.cuda"``):
+    attributes: Dict[str, List[Binding]] = field(default_factory=dict)
 
     @property
     def is_function(self) -> bool:
@@ -103,16 +108,24 @@ class Collector:
         self.escapes: Set[str] = set()  # names used as values (passed, assigned, returned): calls not all seen
         self.has: Set[str] = set()  # attribute names read anywhere (``has_attribute``)
         self.creates_graph = False  # some call passes ``create_graph=``: a ``.grad`` may carry a graph
+        self.names: Dict[str, int] = {}  # name -> how many ``Name`` nodes read or store it as a variable
+        self.all_calls: List[cst.Call] = []  # every call, in the walk's order
+        self.assign_nodes: List[cst.Assign] = []  # every ``=`` statement, in source order
+        self.spans: Dict[int, Tuple[int, int]] = {}  # id(statement) -> (its first, its last position)
+        self.count = 0  # the walk's position: one more for each node it enters
         self._stack: List[Scope] = [self.module_scope]
         self._run(module)
 
     # -- the walk -------------------------------------------------------------------------------
     def _run(self, node: cst.CSTNode) -> None:
+        self.count += 1
+        start = self.count
         handler = _HANDLERS.get(type(node))
-        if handler is not None and handler(self, node) is False:
-            return
-        for child in children(node):
-            self._run(child)
+        if handler is None or handler(self, node) is not False:
+            for child in children(node):
+                self._run(child)
+        if type(node) in STATEMENTS:
+            self.spans[id(node)] = (start, self.count)
 
     @property
     def scope(self) -> Scope:
@@ -144,7 +157,8 @@ class Collector:
             while outer is not None and name not in outer.bindings and outer is not self.module_scope:
                 outer = outer.parent
             scope = outer or scope
-        scope.bindings.setdefault(name, []).append(Binding(name, kind, value, node, index))
+        scope.bindings.setdefault(name, []).append(Binding(name, kind, value, node, index, self.count))
+        self.names.setdefault(name, 0)
         if kind is BindingKind.ASSIGN:
             self.assigned.setdefault(name, []).append((scope, value))
 
@@ -156,11 +170,24 @@ class Collector:
             else:
                 unpack = BindingKind.UNPACK if kind is BindingKind.ASSIGN else kind
                 self.bind(name.value, unpack, value, node, index, scope=scope)
+        self._bind_attributes(target, kind, value, node, scope or self.scope)
         if (kind is BindingKind.ASSIGN and type(target) is cst.Attribute and type(target.value) is cst.Name
                 and target.value.value == "self"):
             cls = self._uses_scope().cls
             if cls is not None:
                 self.self_attributes.setdefault((id(cls), target.attr.value), []).append((self.scope, value))
+
+    def _bind_attributes(self, target: cst.CSTNode, kind: BindingKind, value: Optional[cst.CSTNode],
+                         node: cst.CSTNode, scope: Scope) -> None:
+        """``a.b = v``: a binding of ``"a.b"`` in ``scope.attributes`` (an element of an unpacked target: UNPACK)."""
+        if type(target) is cst.Attribute:
+            name = dotted(target)
+            if name is not None:
+                scope.attributes.setdefault(name, []).append(Binding(name, kind, value, node, None, self.count))
+        elif type(target) in (cst.Tuple, cst.List, cst.StarredElement):
+            unpack = BindingKind.UNPACK if kind is BindingKind.ASSIGN else kind
+            for element in (target.elements if type(target) is not cst.StarredElement else (target,)):
+                self._bind_attributes(element.value, unpack, value, node, scope)
 
     def _use(self, name: str, what: str) -> None:
         self._uses_scope().uses.setdefault(name, set()).add(what)
@@ -222,6 +249,7 @@ class Collector:
         return False
 
     def _assign(self, node: cst.Assign) -> None:
+        self.assign_nodes.append(node)
         for target in node.targets:
             self.bind_target(target.target, BindingKind.ASSIGN, node.value, node)
             self._item_write(target.target)
@@ -236,6 +264,8 @@ class Collector:
         self._item_write(node.target)
         if type(node.target) is cst.Name:
             self.bind(node.target.value, BindingKind.AUGMENTED, node, node)
+        else:
+            self._bind_attributes(node.target, BindingKind.AUGMENTED, node, node, self.scope)
 
     def _for(self, node: cst.For) -> None:
         self.bind_target(node.target, BindingKind.FOR, node.iter, node)
@@ -279,6 +309,7 @@ class Collector:
                 self.escapes.add(node.value.value)
 
     def _call(self, node: cst.Call) -> None:
+        self.all_calls.append(node)
         func = node.func
         if type(func) is cst.Name:
             self.calls.setdefault(func.value, []).append(CallSite(node, self.scope))
@@ -298,10 +329,19 @@ class Collector:
         if type(node.value) is cst.Name:
             self.escapes.add(node.value.value)
 
-    def _attribute(self, node: cst.Attribute) -> None:
+    def _attribute(self, node: cst.Attribute) -> bool:
         self.has.add(node.attr.value)
         if type(node.value) is cst.Name:
             self._use(node.value.value, node.attr.value)
+        self._run(node.value)  # ``attr`` is no variable
+        return False
+
+    def _arg(self, node: cst.Arg) -> bool:
+        self._run(node.value)  # nor is a keyword
+        return False
+
+    def _name(self, node: cst.Name) -> None:
+        self.names[node.value] = self.names.get(node.value, 0) + 1
 
     def _subscript(self, node: cst.Subscript) -> None:
         if type(node.value) is cst.Name:
@@ -320,7 +360,8 @@ _HANDLERS = {
     cst.NamedExpr: Collector._walrus, cst.Del: Collector._delete, cst.Import: Collector._import,
     cst.ImportFrom: Collector._import, cst.Global: Collector._declare, cst.Nonlocal: Collector._declare,
     cst.Return: Collector._return, cst.Call: Collector._call, cst.Attribute: Collector._attribute,
-    cst.Subscript: Collector._subscript, cst.Element: Collector._element, cst.DictElement: Collector._element,
+    cst.Subscript: Collector._subscript, cst.Arg: Collector._arg, cst.Name: Collector._name,
+    cst.Element: Collector._element, cst.DictElement: Collector._element,
 }
 
 

@@ -393,16 +393,21 @@ class Values:
             return inner if inner.kind in (Kind.TENSOR, Kind.UNKNOWN) else UNKNOWN
         if inner.kind is not Kind.TENSOR:
             return UNKNOWN
-        if inner.rank is not None and (_integer_index(node) or self._int_name_index(node, scope, depth)):
+        if inner.rank is not None and (_integer_index(node) or self._int_index(node, scope, depth)):
             return replace(inner, rank=max(inner.rank - 1, 0))
         return replace(inner, rank=None)
 
-    def _int_name_index(self, node: cst.Subscript, scope: Scope, depth: int) -> bool:
-        """``x[i]`` with ``i`` a name the file binds to Python ints only (``for i in range(n)``)."""
+    def _int_index(self, node: cst.Subscript, scope: Scope, depth: int) -> bool:
+        """``x[i]``, ``x[i + 1]``, ``x[len(s) - 1]``: one index that the file says is a Python int
+        (``for i in range(n)``, arithmetic of ints)."""
         if len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
             return False
-        index = node.slice[0].slice.value
-        return type(index) is cst.Name and self.value(index, scope, depth + 1) == INT
+        return self.value(node.slice[0].slice.value, scope, depth + 1) == INT
+
+    def integer_index(self, node: cst.Subscript, scope: Scope) -> bool:
+        """``node`` takes one element along the first dimension (a literal or Python-int index): the
+        result has one dimension less than a tensor receiver."""
+        return _integer_index(node) or self._int_index(node, scope, 0)
 
     # -- elements -----------------------------------------------------------------------------------
     def element(self, expr: cst.CSTNode, index: int, scope: Scope, depth: int = 0) -> Value:
@@ -448,6 +453,8 @@ class Values:
             return INT if method != "item" else NUMBER
         if method == "size" and not node.args:
             return SIZE
+        if method in ("numpy", "tolist"):
+            return OTHER  # a numpy array or a list, whatever the receiver
         callee = self.value(func, scope, depth)
         if callee.kind in (Kind.LOSS, Kind.MODULE):
             return self._called(callee)
@@ -623,10 +630,12 @@ class Values:
                 rank = len(args[0].value.elements)
             elif all(type(a.value) in (cst.Integer, cst.Name, cst.BinaryOperation, cst.Attribute) for a in args):
                 rank = len(args) if not (len(args) == 1 and type(args[0].value) is not cst.Integer) else None
+            if rank is None and len(args) == 1 and self.value(args[0].value, scope, depth) == INT:
+                rank = 1  # `torch.zeros(len(s))`, `torch.zeros(n)` with `n` a Python int: not a size tuple
         elif qualified in torchapi.TENSOR_TYPES and args and not any(a.star for a in node.args):
             # ``torch.FloatTensor(2, 3)`` takes sizes; ``torch.FloatTensor([1, 2])`` takes data (a name: either).
-            if all(type(a.value) is cst.Integer for a in args):
-                rank = len(args)
+            if all(self.value(a.value, scope, depth) == INT for a in args):
+                rank = len(args)  # sizes: literals or Python ints (`torch.LongTensor(len(s), 1)`)
             elif len(args) == 1:
                 rank = _nesting(args[0].value)
         elif qualified in torchapi.LIKE_FACTORIES and args:

@@ -59,6 +59,9 @@ BOOLEAN_METHODS = COMPARISON_METHODS | {"isnan", "isinf", "logical_not", "logica
 # Methods (and attributes) whose result is plain Python: sizes, counts, flags, lists.
 PYTHON_INT_METHODS = frozenset({"dim", "numel", "nelement", "ndimension", "element_size", "get_device",
                                 "data_ptr"})
+# Tensor methods whose result is not a tensor (numpy arrays, Python values, tuples, None).
+NON_TENSOR_RESULTS = PYTHON_INT_METHODS | {"item", "tolist", "numpy", "size", "equal", "backward", "register_hook",
+                                           "retain_grad", "topk", "chunk", "split", "unbind", "storage"}
 METADATA_ATTRIBUTES = frozenset({"shape", "dtype", "device", "is_cuda", "ndim", "layout", "is_sparse"})
 # Methods that return the receiver's values unchanged (moves and casts): rank kept.
 MOVE_METHODS = frozenset({"cuda", "cpu", "to", "float", "double", "half", "bfloat16", "type", "type_as"})

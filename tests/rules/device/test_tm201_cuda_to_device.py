@@ -429,3 +429,31 @@ def test_storages_in_map_location_get_the_device_as_a_keyword():
     assert "map_location=lambda storage, loc: storage.to(device=device)" in text
     buffer.seek(0)
     assert torch.equal(execute(text, buffer=buffer)["state"]["w"], torch.arange(3.0))
+
+
+def test_a_comprehension_variable_does_not_hide_the_module_device():
+    """Python 3 comprehensions bind their own names: ``[device for device in ds]`` leaves ``device`` alone."""
+    source = '''\
+    import torch
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    def f(x, ds):
+        names = [device for device in ds]
+        return x.cuda(), names
+    '''
+    text = migrate(source).text
+    assert "return x.to(device), names" in text
+    moved, names = execute(text)["f"](torch.ones(2), ["a"])
+    assert moved.device.type == "cpu" and names == ["a"]
+
+
+def test_a_class_attribute_is_not_a_module_device():
+    """``Config.device`` is no name of the module: ``.cuda()`` there gets a device of its own, not a NameError."""
+    source = '''\
+    import torch
+    class Config:
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    x = torch.zeros(2).cuda()
+    '''
+    text = migrate(source).text
+    assert 'torch_device = torch.device("cuda" if torch.cuda.is_available() else "cpu")' in text
+    assert execute(text)["x"].device.type == "cpu"
