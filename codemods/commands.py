@@ -34,8 +34,9 @@ class CommandContext:
     read_script: Callable[[str], Optional[str]] = lambda name: None
 
 
-class CommandRule:
-    """Base class of rules over command files; ``rewrite`` returns the new text and the findings."""
+class TextRuleBase:
+    """What every rule that works on text rather than a tree declares (the tree rules' ``codemods.base.Rule``
+    declares the same): code, name, one-line summary, kind, triggers, documented examples, oldest torch."""
 
     code: str
     name: str
@@ -46,6 +47,10 @@ class CommandRule:
     changes: Sequence = ()
     keeps: Sequence[str] = ()
     min_torch = "0.4"
+
+
+class CommandRule(TextRuleBase):
+    """Base class of rules over command files; ``rewrite`` returns the new text and the findings."""
 
     def rewrite(self, text: str, ctx: CommandContext) -> Tuple[str, List[Finding]]:
         raise NotImplementedError

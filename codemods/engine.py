@@ -17,7 +17,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Type
 import libcst as cst
 
 from codemods.base import FileContext, Rule, suppressed
-from codemods.commands import CommandRule
+from codemods.commands import CommandRule, TextRuleBase
 from codemods.finding import Finding
 from codemods.imports import add_imports, remove_unused_imports
 from codemods.names import ImportMap
@@ -28,18 +28,8 @@ from codemods.walk import children, indexed, parent
 
 
 
-class TextRule:
+class TextRule(TextRuleBase):
     """A rule that works on tokens before parsing (only for code libcst cannot parse)."""
-
-    code: str
-    name: str
-    summary: str
-    kind = "fix"
-    triggers: Sequence[str] = ()
-    requires: Sequence[str] = ()
-    changes: Sequence = ()
-    keeps: Sequence[str] = ()
-    min_torch = "0.4"  # ``non_blocking=``
 
     def rewrite(self, text: str) -> Tuple[str, List[Finding]]:
         raise NotImplementedError
