@@ -54,6 +54,18 @@ def keywords_of(call: cst.Call) -> List[str]:
     return [a.keyword.value for a in call.args if a.keyword is not None]
 
 
+def whole_reference(model, node: cst.CSTNode) -> bool:
+    """``node`` (a Name or Attribute) is a use of the name it resolves to: not the head of a longer chain
+    (the chain is the reference), not ``x.tanh``'s attribute or ``f(tanh=...)``'s keyword, not in an import."""
+    parent = model.parent(node)
+    if type(parent) is cst.Attribute and parent.value is node:
+        return False
+    if type(node) is cst.Name and (type(parent) is cst.Attribute and parent.attr is node
+                                   or type(parent) is cst.Arg and parent.keyword is node):
+        return False
+    return not any(type(n) in (cst.Import, cst.ImportFrom) for n in model.ancestors(node))
+
+
 def too_new(ctx, version: str) -> str:
     """Why a fix that needs torch ``version`` is not written under ``--min-torch`` ("" when it may be)."""
     if ctx.supports(version):

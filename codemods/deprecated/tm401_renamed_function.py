@@ -5,7 +5,7 @@ import libcst as cst
 
 from codemods.base import Example, Rule
 from codemods.deprecated.arguments import SPECIAL_BUILDERS, first_of, rewrite_arguments
-from codemods.deprecated.common import Spelling, keywords_of, too_new
+from codemods.deprecated.common import Spelling, keywords_of, too_new, whole_reference
 from codemods.torchapi.deprecations import RENAMES, SPECIAL_RENAMES
 from codemods.torchapi.since import needed
 
@@ -66,14 +66,9 @@ class RenamedFunction(Rule):
         qualified = model.qualname(node)
         if qualified is None or qualified not in RENAMES:
             return
-        parent = model.parent(node)
-        if type(parent) is cst.Attribute and parent.value is node:
-            return  # the whole chain is the reference
-        if type(node) is cst.Name and (type(parent) is cst.Attribute and parent.attr is node
-                                       or type(parent) is cst.Arg and parent.keyword is node):
-            return  # `x.tanh`, `f(tanh=...)`: not the imported name
-        if any(type(n) in (cst.Import, cst.ImportFrom) for n in model.ancestors(node)):
+        if not whole_reference(model, node):
             return
+        parent = model.parent(node)
         replacement = RENAMES[qualified]
         if not replacement.plain:
             if not (type(parent) is cst.Call and parent.func is node):

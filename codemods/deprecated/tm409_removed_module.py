@@ -6,7 +6,7 @@ from typing import Optional
 import libcst as cst
 
 from codemods.base import Example, Rule
-from codemods.deprecated.common import too_new
+from codemods.deprecated.common import too_new, whole_reference
 from codemods.names import dotted
 from codemods.syntax import release_import
 from codemods.torchapi.deprecations import removed_entry
@@ -73,13 +73,7 @@ class RemovedModule(Rule):
         found = removed_entry(qualified) if qualified else None
         if found is None:
             return
-        parent = model.parent(node)
-        if type(parent) is cst.Attribute and parent.value is node:
-            return  # the whole chain is the reference
-        if type(node) is cst.Name and (type(parent) is cst.Attribute and parent.attr is node
-                                       or type(parent) is cst.Arg and parent.keyword is node):
-            return
-        if any(type(n) in (cst.Import, cst.ImportFrom) for n in model.ancestors(node)):
+        if not whole_reference(model, node):
             return
         key, entry = found
         target = node
