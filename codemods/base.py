@@ -17,7 +17,7 @@ import libcst as cst
 from codemods.model import SemanticModel
 from codemods.names import ImportMap
 from codemods.repo import FileView
-from codemods.versions import Version, supports
+from codemods.versions import Version, spell, supports
 
 SUPPRESSION = re.compile(r"#\s*torch-migrate:\s*ignore(?:\[(?P<codes>[A-Z0-9_, ]+)\])?")
 Replacement = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
@@ -90,6 +90,13 @@ class FileContext:
     def supports(self, needed: str) -> bool:
         """Code that needs torch ``needed`` may be written: it runs on every torch from ``--min-torch`` on."""
         return not self.min_torch or supports(self.min_torch, needed)
+
+    def too_new(self, needed: str) -> str:
+        """Why a fix that needs torch ``needed`` is not written under ``--min-torch`` ("" when it may be): the
+        words every report that leaves code for that reason ends with."""
+        if self.supports(needed):
+            return ""
+        return f" (left unchanged: the fix needs torch >= {needed}, --min-torch is {spell(self.min_torch)})"
 
     def parent(self, level: int = 1) -> Optional[cst.CSTNode]:
         """The ``level``-th ancestor of the node being visited (1 = its parent)."""

@@ -23,7 +23,7 @@ from codemods.imports import add_imports, remove_unused_imports
 from codemods.names import ImportMap
 from codemods.positions import NEWLINE, positions
 from codemods.repo import FileView
-from codemods.versions import Version, spell
+from codemods.versions import Version
 from codemods.walk import children, indexed, parent
 
 
@@ -133,13 +133,6 @@ def run_rules(text: str, rules: Sequence[type], *, unsafe_fixes: bool = False, f
     return Outcome(text if fixed is None else fixed.code, findings)
 
 
-def _too_new(rule: Rule, ctx: FileContext) -> str:
-    """Why ``rule``'s fixes cannot be applied under ``--min-torch`` ("" when they can)."""
-    if ctx.supports(rule.min_torch):
-        return ""
-    return f" (left unchanged: the fix needs torch >= {rule.min_torch}, --min-torch is {spell(ctx.min_torch)})"
-
-
 def _tree_pass(module: cst.Module, rules: Sequence[type], lines: List[str], findings: List[Finding], *,
                unsafe_fixes: bool, fix: bool, min_torch: Version, repo: Optional[FileView] = None
                ) -> Optional[cst.Module]:
@@ -162,7 +155,7 @@ def _tree_pass(module: cst.Module, rules: Sequence[type], lines: List[str], find
             line_text = lines[line - 1] if line <= len(lines) else ""
             if suppressed(line_text, report.rule.code):
                 continue
-            too_new = _too_new(report.rule, ctx) if report.fix is not None else ""
+            too_new = ctx.too_new(report.rule.min_torch) if report.fix is not None else ""
             fixable = report.fix is not None and not too_new
             will_fix = fix and fixable and (not report.unsafe or unsafe_fixes)
             findings.append(

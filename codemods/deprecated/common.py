@@ -8,7 +8,6 @@ import libcst as cst
 
 from codemods.names import dotted
 from codemods.syntax import keyword
-from codemods.versions import spell
 
 
 def with_args(call: cst.Call, args: List[cst.Arg]) -> cst.Call:
@@ -64,13 +63,6 @@ def whole_reference(model, node: cst.CSTNode) -> bool:
                                    or type(parent) is cst.Arg and parent.keyword is node):
         return False
     return not any(type(n) in (cst.Import, cst.ImportFrom) for n in model.ancestors(node))
-
-
-def too_new(ctx, version: str) -> str:
-    """Why a fix that needs torch ``version`` is not written under ``--min-torch`` ("" when it may be)."""
-    if ctx.supports(version):
-        return ""
-    return f" (left unchanged: the fix needs torch >= {version}, --min-torch is {spell(ctx.min_torch)})"
 
 
 class Spelling:

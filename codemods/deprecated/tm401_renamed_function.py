@@ -5,7 +5,7 @@ import libcst as cst
 
 from codemods.base import Example, Rule
 from codemods.deprecated.arguments import SPECIAL_BUILDERS, first_of, rewrite_arguments
-from codemods.deprecated.common import Spelling, keywords_of, too_new, whole_reference
+from codemods.deprecated.common import Spelling, keywords_of, whole_reference
 from codemods.torchapi.deprecations import RENAMES, SPECIAL_RENAMES
 from codemods.torchapi.since import needed
 
@@ -76,7 +76,7 @@ class RenamedFunction(Rule):
                                   "adjusted arguments; not rewritten as a reference)")
             return
         message = f"`{qualified}` ({replacement.note}) -> `{replacement.new}`"
-        late = too_new(self.ctx, needed(replacement.new))
+        late = self.ctx.too_new(needed(replacement.new))
         if late:
             self.report(node, message + late)
             return
@@ -111,7 +111,7 @@ class RenamedFunction(Rule):
                               "this use of the result have no exact rewrite")
             return
         message = f"`{qualified}` ({replacement.note}) -> `{replacement.new}`"
-        late = too_new(self.ctx, needed(replacement.new, keywords_of(rewritten)))
+        late = self.ctx.too_new(needed(replacement.new, keywords_of(rewritten)))
         if late:
             self.report(target, message + late)
             return
@@ -138,7 +138,7 @@ class RenamedFunction(Rule):
             return
         message = f"`{qualified}` is deprecated: `{new}` ({what})"
         call, new_name = built
-        late = too_new(self.ctx, needed(new_name, keywords_of(call)))
+        late = self.ctx.too_new(needed(new_name, keywords_of(call)))
         if late:
             self.report(node, message + late)
             return

@@ -6,7 +6,7 @@ from typing import Optional
 import libcst as cst
 
 from codemods.base import Example, Rule
-from codemods.deprecated.common import too_new, whole_reference
+from codemods.deprecated.common import whole_reference
 from codemods.names import dotted
 from codemods.syntax import release_import
 from codemods.torchapi.deprecations import removed_entry
@@ -91,7 +91,7 @@ class RemovedModule(Rule):
         replacement = self._spelling(entry)
         if replacement is None:
             self.report(target, f"`{key}` -> `{entry.replacement}` ({entry.note})"
-                                f"{too_new(self.ctx, needed(entry.replacement))}")
+                                f"{self.ctx.too_new(needed(entry.replacement))}")
             return
 
         def fix(old):
