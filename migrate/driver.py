@@ -17,6 +17,7 @@ import ast
 import bisect
 import contextlib
 import fnmatch
+import functools
 import gc
 import io
 import os
@@ -624,7 +625,8 @@ def _notebook_diff(shown: Path, old, new) -> bytes:
 
 def _read_script(command_file: Path) -> Callable[[str], Optional[str]]:
     """Reads a Python script that a command file starts, looked up from the file's folder and the folders
-    above it (a ``scripts/train.sh`` is usually run from the repository's top)."""
+    above it (a ``scripts/train.sh`` is usually run from the repository's top); each script read once per file."""
+    @functools.lru_cache(maxsize=None)
     def read(name: str) -> Optional[str]:
         for folder in (command_file.parent, *command_file.parent.parents[:3]):
             try:

@@ -13,12 +13,13 @@ from cli_support import torch_migrate  # noqa: E402
 
 TRAIN = """\
 import argparse
+import sys
 
 parser = argparse.ArgumentParser()
 parser.add_argument('--local_rank', type=int, default=0)
 parser.add_argument('--lr', type=float, default=0.1)
 args = parser.parse_args()
-print('rank', args.local_rank, 'lr', args.lr)
+sys.stdout.write('rank %d lr %s\\n' % (args.local_rank, args.lr))  # one write: the workers share a pipe
 """
 
 
