@@ -1,7 +1,7 @@
 """Run a set of rules over one source text: one parse, one traversal, one print.
 
 1. text rules (the documented token-level pre-pass: ``async=`` cannot be parsed),
-2. ``libcst.parse_module`` once,
+2. ``libcst.parse_module`` once (or reuse the tree the driver's previous pass made),
 3. every rule's ``visit_*``/``leave_*`` dispatched from a single traversal (each node's children are
    indexed once, for it and for every family's own analysis walk; layout nodes are left out),
 4. findings get positions (only when there are any) and inline suppressions,
@@ -24,7 +24,7 @@ from codemods.names import ImportMap
 from codemods.positions import NEWLINE, positions
 from codemods.repo import FileView
 from codemods.versions import Version
-from codemods.walk import children, indexed, parent
+from codemods.walk import build_index, children, indexed, parent
 
 
 
@@ -39,6 +39,8 @@ class TextRule(TextRuleBase):
 class Outcome:
     text: str
     findings: List[Finding] = field(default_factory=list)
+    module: Optional[cst.Module] = None  # the tree the fixes made (it prints ``text``); None if none applied
+    parsed: bool = True  # False: the rules ran on the ``tree`` they were given
 
 
 @functools.lru_cache(maxsize=None)
@@ -104,9 +106,12 @@ class _ApplyFixes(cst.CSTTransformer):
 
 
 def run_rules(text: str, rules: Sequence[type], *, unsafe_fixes: bool = False, fix: bool = True,
-              min_torch: Version = (), repo: Optional[FileView] = None) -> Outcome:
+              min_torch: Version = (), repo: Optional[FileView] = None, tree: Optional[cst.Module] = None) -> Outcome:
     """Apply ``rules`` (Rule or TextRule classes) to ``text``; no fix needs a torch newer than ``min_torch``.
     ``repo``: the file's view of the run's repository index (names from other files of the tree).
+    ``tree``: a tree that prints ``text`` (the ``module`` of the pass that wrote it), used instead of parsing
+    unless a text rule changes the text or the tree holds a node object twice. It differs from a fresh parse
+    only in the whitespace a fix left to libcst's defaults, which no rule reads.
 
     Raises ``libcst.ParserSyntaxError`` when the text cannot be parsed.
     """
@@ -123,14 +128,20 @@ def run_rules(text: str, rules: Sequence[type], *, unsafe_fixes: bool = False, f
                 if not suppressed(lines[finding.line - 1], finding.code):
                     findings.append(finding)
 
-    module = cst.parse_module(text)
-    with indexed(module):  # the walks of every rule family, and of the import clean-up, share it
-        fixed = _tree_pass(module, rules, lines, findings, unsafe_fixes=unsafe_fixes, fix=fix, min_torch=min_torch,
+    index = build_index(tree) if tree is not None and text == original else None
+    parsed = index is None or index.shared
+    if parsed:
+        tree = cst.parse_module(text)
+        index = build_index(tree)
+    with indexed(index):  # the walks of every rule family, and of the import clean-up, share it
+        fixed = _tree_pass(tree, rules, lines, findings, unsafe_fixes=unsafe_fixes, fix=fix, min_torch=min_torch,
                            repo=repo)
     findings.sort(key=lambda f: (f.line, f.col, f.code))
     if not fix:
-        return Outcome(original, findings)
-    return Outcome(text if fixed is None else fixed.code, findings)
+        return Outcome(original, findings, parsed=parsed)
+    if fixed is None:
+        return Outcome(text, findings, parsed=parsed)
+    return Outcome(fixed.code, findings, fixed, parsed)
 
 
 def _tree_pass(module: cst.Module, rules: Sequence[type], lines: List[str], findings: List[Finding], *,
