@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import re
-from typing import Dict, Iterator, NamedTuple, Optional, Tuple, Union
+from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 
 import libcst as cst
 
@@ -93,26 +93,28 @@ def children(node: cst.CSTNode) -> Tuple[cst.CSTNode, ...]:
 
 
 class Index(NamedTuple):
-    """Every node's children and parent under a root (by ``id``); ``shared``: some node object occurs twice
-    (a fix may place one object in two spots of the tree it builds; libcst allows it, but a node then has
-    two parents, so such a tree is re-read from its text instead)."""
+    """Every node's children and parent under a root (by ``id``), and the nodes in ``walk`` order; ``shared``:
+    some node object occurs twice (a fix may place one object in two spots of the tree it builds; libcst
+    allows it, but a node then has two parents, so such a tree is re-read from its text instead)."""
 
     children: Dict[int, Tuple[cst.CSTNode, Tuple[cst.CSTNode, ...]]]
     parents: Dict[int, cst.CSTNode]
+    order: List[cst.CSTNode]
     shared: bool
 
 
 def build_index(root: cst.CSTNode) -> Index:
-    index, parents, stack, shared = {}, {}, [root], False
+    index, parents, order, stack, shared = {}, {}, [], [root], False
     while stack:
         node = stack.pop()
+        order.append(node)
         kids = _compute_children(node)
         index[id(node)] = (node, kids)
         for kid in kids:
             shared = shared or id(kid) in parents
             parents[id(kid)] = node
-        stack.extend(kids)
-    return Index(index, parents, shared)
+        stack.extend(reversed(kids))
+    return Index(index, parents, order, shared)
 
 
 @contextlib.contextmanager
