@@ -6,8 +6,13 @@ import libcst as cst
 from codemods.base import Example, Rule
 from codemods.deprecated.arguments import SPECIAL_BUILDERS, first_of, rewrite_arguments
 from codemods.deprecated.common import Spelling, keywords_of, whole_reference
+from codemods.names import CANONICAL
 from codemods.torchapi.deprecations import RENAMES, SPECIAL_RENAMES
 from codemods.torchapi.since import needed
+
+# The last name of every reference that may resolve to a renamed function (``qualname`` keeps an attribute's
+# last name, but for the aliases it canonicalises): any other attribute is skipped without resolving it.
+_LAST_NAMES = frozenset(q.rpartition(".")[2] for q in (*RENAMES, *(k for k, v in CANONICAL.items() if v in RENAMES)))
 
 
 class RenamedFunction(Rule):
@@ -56,10 +61,12 @@ class RenamedFunction(Rule):
     )
 
     def visit_Name(self, node: cst.Name) -> None:
-        self._reference(node)
+        if node.value in self.ctx.imports.aliases:  # else it resolves to nothing
+            self._reference(node)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        self._reference(node)
+        if node.attr.value in _LAST_NAMES:
+            self._reference(node)
 
     def _reference(self, node: cst.CSTNode) -> None:
         model = self.ctx.model
