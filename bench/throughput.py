@@ -148,6 +148,7 @@ class Registry{i}:
 def build_corpus(root: Path, files: int, seed: int = 0) -> dict:
     """40% legacy (samples/ and generated), 25% modern, 35% no torch, plus four 3,000-line files."""
     rng = random.Random(seed)
+    root.mkdir(parents=True, exist_ok=True)
     samples = [p.read_text(encoding="utf-8") for p in sorted((ROOT / "samples").rglob("*.py"))]
     kinds = {"legacy": 0, "modern": 0, "plain": 0, "large": 0}
     for i in range(files):
