@@ -15,7 +15,7 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from codemods.names import ImportMap, dotted
-from codemods.walk import walk
+from codemods.walk import children
 
 Request = Tuple[str, Optional[str], Optional[str]]  # (module, obj, asname)
 
@@ -86,16 +86,17 @@ def add_imports(module: cst.Module, requests: Sequence[Request]) -> cst.Module:
 def _uses(module: cst.Module, names: Iterable[str]) -> set:
     """Names among ``names`` still read somewhere (not in imports, not as ``x.name`` or ``f(name=...)``)."""
     wanted, used = set(names), set()
-    not_a_use = set()
-    for node in walk(module):
-        if isinstance(node, (cst.Import, cst.ImportFrom)):
-            not_a_use.update(id(n) for n in walk(node))
-        elif isinstance(node, cst.Attribute):
-            not_a_use.add(id(node.attr))
-        elif isinstance(node, cst.Arg) and node.keyword is not None:
-            not_a_use.add(id(node.keyword))
-        elif isinstance(node, cst.Name) and node.value in wanted and id(node) not in not_a_use:
-            used.add(node.value)
+    stack: list = [module]
+    while stack and len(used) < len(wanted):
+        node = stack.pop()
+        kind = type(node)
+        if kind is cst.Name:
+            if node.value in wanted:
+                used.add(node.value)
+        elif kind is cst.Attribute or (kind is cst.Arg and node.keyword is not None):
+            stack.append(node.value)  # `.name` and `name=` are not reads of a variable
+        elif kind is not cst.Import and kind is not cst.ImportFrom:
+            stack.extend(children(node))
     return used
 
 
