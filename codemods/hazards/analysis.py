@@ -136,7 +136,8 @@ class Facts:
         self.module = module = ctx.module
         self.qualname = ctx.qualname
         self._expressions: Dict[int, List[cst.CSTNode]] = {}
-        self._runs_backward: Dict[int, bool] = {}
+        self.calls: List[cst.Call] = []  # every call the walk meets (all those any node runs)
+        self._runners: Dict[str, Set[int]] = {}  # what a node runs -> ids of the nodes that run it
         self.param_names: Dict[int, Set[str]] = {}  # id(scope) -> ``param_names`` of that scope
         self.function_of: Dict[int, Optional[cst.FunctionDef]] = {}
         self.model = ctx.model
@@ -314,6 +315,7 @@ class Facts:
         return True
 
     def _call(self, node: cst.Call, chain: Chain, nograd: bool, function) -> bool:
+        self.calls.append(node)
         method = method_name(node)
         if is_backward(self.qualname, node):
             self.backwards.append((node, chain))
@@ -545,24 +547,37 @@ class Facts:
         return found
 
     def runs_backward(self, node: cst.CSTNode) -> bool:
-        """Whether ``node`` (a loop body, a block) calls backward, directly or through a local function."""
-        known = self._runs_backward.get(id(node))
-        if known is None:
-            known = self._runs_backward[id(node)] = self._calls_backward(node)
-        return known
+        """Whether ``node`` (a loop body, a call) calls backward, directly or through a local function."""
+        return id(node) in self._running("backward", self._calls_backward)
 
-    def _calls_backward(self, node: cst.CSTNode) -> bool:
-        for inner in self.expressions(node):
-            if not isinstance(inner, cst.Call):
-                continue
-            if is_backward(self.qualname, inner):
-                return True
-            func = inner.func  # train_step(...) or self.train_step(...)
-            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-                func = func.attr
-            if isinstance(func, cst.Name) and func.value in self.backward_functions:
-                return True
-        return False
+    def detaches_in_place(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` calls ``.detach_()``."""
+        return id(node) in self._running("detach_", lambda call: method_name(call) == "detach_")
+
+    def _running(self, what: str, test: Callable[[cst.Call], bool]) -> Set[int]:
+        """The ids of the nodes that run a call passing ``test`` (have it among their ``running_nodes``): each
+        such call and its ancestors up to the first def/class/lambda. Marked once per file from the calls
+        the walk met, instead of searching every region that is asked about."""
+        found = self._runners.get(what)
+        if found is None:
+            found = self._runners[what] = set()
+            for call in self.calls:
+                if test(call):
+                    node = call
+                    while node is not None and id(node) not in found:
+                        found.add(id(node))
+                        if type(node) in DEFERRED:
+                            break  # what runs inside a def/class/lambda does not run with the code around it
+                        node = parent(node)
+        return found
+
+    def _calls_backward(self, call: cst.Call) -> bool:
+        if is_backward(self.qualname, call):
+            return True
+        func = call.func  # train_step(...) or self.train_step(...)
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            func = func.attr
+        return isinstance(func, cst.Name) and func.value in self.backward_functions
 
     def in_nograd(self, node: cst.CSTNode, chain: Chain) -> bool:
         if self.model.grad_mode(node) in (GradMode.OFF, GradMode.SWITCHED):  # a `with` that (maybe) turns it off

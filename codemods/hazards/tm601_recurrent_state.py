@@ -11,7 +11,6 @@ from codemods.hazards.carry import (Carry, carry_assignments, function_of, lazy_
                                     resettable, state_name, surely_tensor, taint)
 from codemods.hazards.fixes import detach_fix
 from codemods.hazards.flow import flow_of
-from codemods.syntax import method_name
 
 
 
@@ -82,9 +81,7 @@ class RecurrentStateNotDetached(Rule):
 
     def _loop_carries(self, facts: Facts) -> Iterator[Tuple[cst.CSTNode, str, bool]]:
         for loop, chain in facts.loops:
-            if not facts.runs_backward(loop.body):
-                continue
-            if any(method_name(n) == "detach_" for n in facts.expressions(loop.body) if isinstance(n, cst.Call)):
+            if not facts.runs_backward(loop.body) or facts.detaches_in_place(loop.body):
                 continue
             assignments = carry_assignments(facts, loop if isinstance(loop, cst.For) else loop.body)
             carry = None
