@@ -135,7 +135,7 @@ class Facts:
     def __init__(self, ctx: FileContext):
         self.module = module = ctx.module
         self.qualname = ctx.qualname
-        self._expressions: Dict[int, List[cst.CSTNode]] = {}
+        self.assignments: Dict[int, list] = {}  # id(region) -> ``carry.carry_assignments`` there
         self.calls: List[cst.Call] = []  # every call the walk meets (all those any node runs)
         self._runners: Dict[str, Set[int]] = {}  # what a node runs -> ids of the nodes that run it
         self.param_names: Dict[int, Set[str]] = {}  # id(scope) -> ``param_names`` of that scope
@@ -538,13 +538,6 @@ class Facts:
     # -- backward -------------------------------------------------------------------
     def _has_backward(self, function: cst.FunctionDef) -> bool:
         return any(chain[0] is function for _, chain in self.backwards)
-
-    def expressions(self, node: cst.CSTNode) -> List[cst.CSTNode]:
-        """``running_nodes(node)`` as a list, kept: each loop body is searched by several questions."""
-        found = self._expressions.get(id(node))
-        if found is None:
-            found = self._expressions[id(node)] = list(running_nodes(node))
-        return found
 
     def runs_backward(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` (a loop body, a call) calls backward, directly or through a local function."""
