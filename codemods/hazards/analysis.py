@@ -137,6 +137,7 @@ class Facts:
         self.qualname = ctx.qualname
         self.assignments: Dict[int, list] = {}  # id(region) -> ``carry.carry_assignments`` there
         self.calls: List[cst.Call] = []  # every call the walk meets (all those any node runs)
+        self.flow_nodes: List[cst.CSTNode] = []  # where ``Flow`` records or binds: see ``_walk_flow_node``
         self._runners: Dict[str, Set[int]] = {}  # what a node runs -> ids of the nodes that run it
         self.param_names: Dict[int, Set[str]] = {}  # id(scope) -> ``param_names`` of that scope
         self.function_of: Dict[int, Optional[cst.FunctionDef]] = {}
@@ -225,6 +226,8 @@ class Facts:
         return True
 
     def _walk_attribute(self, node: cst.Attribute, chain: Chain, nograd: bool, function) -> bool:
+        if node.attr.value == "grad":
+            self.flow_nodes.append(node)
         if nograd:
             self.nograd_names.add(node.attr.value)
         self._walk(node.value, chain, nograd, function)
@@ -292,6 +295,12 @@ class Facts:
             inner = False
         self._walk(node.body, chain, inner, function)
         return True
+
+    def _walk_flow_node(self, node: cst.CSTNode, chain: Chain, nograd: bool, function) -> bool:
+        """A starred element or a comprehension (with ``.grad`` reads and calls): ``Flow`` scans only what
+        runs one of them."""
+        self.flow_nodes.append(node)
+        return False
 
     def _walk_skip(self, node: cst.CSTNode, chain: Chain, nograd: bool, function) -> bool:
         return True  # global / nonlocal
@@ -541,27 +550,25 @@ class Facts:
 
     def runs_backward(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` (a loop body, a call) calls backward, directly or through a local function."""
-        return id(node) in self._running("backward", self._calls_backward)
+        return id(node) in self.running("backward", lambda: filter(self._calls_backward, self.calls))
 
     def detaches_in_place(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` calls ``.detach_()``."""
-        return id(node) in self._running("detach_", lambda call: method_name(call) == "detach_")
+        return id(node) in self.running("detach_", lambda: (c for c in self.calls if method_name(c) == "detach_"))
 
-    def _running(self, what: str, test: Callable[[cst.Call], bool]) -> Set[int]:
-        """The ids of the nodes that run a call passing ``test`` (have it among their ``running_nodes``): each
-        such call and its ancestors up to the first def/class/lambda. Marked once per file from the calls
-        the walk met, instead of searching every region that is asked about."""
+    def running(self, what: str, nodes: Callable[[], Iterable[cst.CSTNode]]) -> Set[int]:
+        """The ids of the nodes that run one of ``nodes()`` (have it among their ``running_nodes``): each of
+        them and its ancestors up to the first def/class/lambda. Marked once per file (``what`` names the
+        question) from what the walk met, instead of searching every region that is asked about."""
         found = self._runners.get(what)
         if found is None:
             found = self._runners[what] = set()
-            for call in self.calls:
-                if test(call):
-                    node = call
-                    while node is not None and id(node) not in found:
-                        found.add(id(node))
-                        if type(node) in DEFERRED:
-                            break  # what runs inside a def/class/lambda does not run with the code around it
-                        node = parent(node)
+            for node in nodes():
+                while node is not None and id(node) not in found:
+                    found.add(id(node))
+                    if type(node) in DEFERRED:
+                        break  # what runs inside a def/class/lambda does not run with the code around it
+                    node = parent(node)
         return found
 
     def _calls_backward(self, call: cst.Call) -> bool:
@@ -587,6 +594,7 @@ WALKERS: Dict[type, Callable[..., bool]] = {
     cst.Nonlocal: Facts._walk_skip, cst.Attribute: Facts._walk_attribute, cst.Arg: Facts._walk_arg,
     cst.Name: Facts._walk_name, cst.Assign: Facts._walk_assign, cst.Expr: Facts._walk_expr,
     cst.Call: Facts._call, cst.With: Facts._walk_with,
+    **{kind: Facts._walk_flow_node for kind in (cst.StarredElement, *COMPREHENSIONS)},
     **{kind: Facts._walk_binding for kind in (cst.AnnAssign, cst.AugAssign, cst.For, cst.While, cst.CompFor,
                                               cst.NamedExpr, cst.WithItem, cst.ExceptHandler)},
 }

@@ -47,6 +47,7 @@ NOGRAD_KEY = ""  # env entry: True = grad off, False = grad on, None = not known
 
 
 Env = Dict[str, Optional[Val]]
+_COMPREHENSIONS = frozenset(COMPREHENSIONS)
 
 
 def _meet(a: Env, b: Env) -> Env:
@@ -68,6 +69,9 @@ class Flow:
         self.chain: Chain = (facts.module,)
         self.owner: Optional[cst.ClassDef] = None
         self.statement: Optional[cst.SimpleStatementLine] = None
+        self.live = facts.running("flow", lambda: [
+            *(call for call in facts.calls if method_name(call) in INPLACE_METHODS or (
+                type(call.func) is cst.Name and call.func.value == "list")), *facts.flow_nodes])
         self.module_env = self._scope(facts.module, (facts.module,), {NOGRAD_KEY: False})
         for function in facts.functions:
             chain = facts.chain(function)
@@ -351,9 +355,10 @@ class Flow:
             self._inplace(target, target, env, record, "augmented assignment")
 
     def _scan(self, node: cst.CSTNode, env: Env, record: bool) -> None:
-        if type(node) in _INERT:
-            return
-        if isinstance(node, COMPREHENSIONS):
+        kind = type(node)  # not isinstance: every expression of the file comes here, and node classes are final
+        if kind in _INERT or id(node) not in self.live:
+            return  # nothing under it to record or bind
+        if kind in _COMPREHENSIONS:
             inner = dict(env)
             comp: Optional[cst.CompFor] = node.for_in
             while comp is not None:
@@ -366,18 +371,18 @@ class Flow:
                 if getattr(node, part, None) is not None:
                     self._scan(getattr(node, part), inner, record)
             return
-        if isinstance(node, cst.Call):
+        if kind is cst.Call:
             method = method_name(node)
             if method in INPLACE_METHODS:
                 self._inplace(node, node.func.value, env, record, f"`.{method}()`")
-            if (isinstance(node.func, cst.Name) and node.func.value == "list" and len(node.args) == 1
+            if (type(node.func) is cst.Name and node.func.value == "list" and len(node.args) == 1
                     and not node.args[0].star and self._is_tensor(node.args[0].value, env)):
                 self.tensors[id(node)] = node
-        elif isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        elif kind is cst.List or kind is cst.Tuple or kind is cst.Set:
             for element in node.elements:
-                if isinstance(element, cst.StarredElement) and self._is_tensor(element.value, env):
+                if type(element) is cst.StarredElement and self._is_tensor(element.value, env):
                     self.tensors[id(element)] = element
-        elif isinstance(node, cst.Attribute) and node.attr.value == "grad" and isinstance(node.value, cst.Name):
+        elif kind is cst.Attribute and node.attr.value == "grad" and type(node.value) is cst.Name:
             value = self.ev(node.value, env)
             if record and value is not None and value.grad == "graph":
                 self.nonleaf_grads.append((node, node.value.value))
