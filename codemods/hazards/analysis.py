@@ -143,6 +143,7 @@ class Facts:
         self.function_of: Dict[int, Optional[cst.FunctionDef]] = {}
         self.model = ctx.model
         self._chains: Dict[int, Chain] = {}
+        self._resolved: Dict[Tuple[str, int, int], Scope] = {}  # (name, id(chain[0]), id(chain[-1])) -> scope
         self.scope_nodes: List[Scope] = [module]  # the module, classes, functions and lambdas
         self._loads: List[Tuple[cst.Name, Chain]] = []
         self.uses: Dict[Tuple[int, str], List[Tuple[cst.Name, Chain]]] = {}
@@ -193,12 +194,10 @@ class Facts:
 
     def _walk(self, node: cst.CSTNode, chain: Chain, nograd: bool, function) -> None:
         """Record what ``node`` binds, reads and calls; ``chain``: its scopes; ``nograd``: inside no_grad."""
-        kids = children(node)
-        kind = type(node)
-        handler = WALKERS.get(kind)
+        handler = WALKERS.get(type(node))
         if handler is not None and handler(self, node, chain, nograd, function):
             return  # the handler walked what it needed
-        for child in kids:
+        for child in children(node):
             if type(child) not in _LITERALS:
                 self._walk(child, chain, nograd, function)
 
@@ -429,11 +428,16 @@ class Facts:
         return self._chains[key]
 
     def resolve(self, name: str, chain: Chain) -> Scope:
-        """The scope whose binding ``name`` refers to from ``chain`` (the module for globals and builtins)."""
-        found, _ = self.model.lookup(name, self._model_scope(chain[0]))
-        while found is not None and type(found.node) in COMPREHENSIONS:
-            found = found.parent
-        return found.node if found is not None else chain[-1]
+        """The scope whose binding ``name`` refers to from ``chain`` (the module for globals and builtins);
+        kept, as every read of the file asks."""
+        key = (name, id(chain[0]), id(chain[-1]))
+        scope = self._resolved.get(key)
+        if scope is None:
+            found, _ = self.model.lookup(name, self._model_scope(chain[0]))
+            while found is not None and type(found.node) in COMPREHENSIONS:
+                found = found.parent
+            scope = self._resolved[key] = found.node if found is not None else chain[-1]
+        return scope
 
     def bindings(self, name: str, chain: Chain) -> List[Binding]:
         return self.binds.get((id(self.resolve(name, chain)), name), [])
@@ -550,7 +554,8 @@ class Facts:
 
     def runs_backward(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` (a loop body, a call) calls backward, directly or through a local function."""
-        return id(node) in self.running("backward", lambda: filter(self._calls_backward, self.calls))
+        return id(node) in self.running("backward", lambda: [*(call for call, _ in self.backwards),
+                                                             *filter(self._calls_backward_function, self.calls)])
 
     def detaches_in_place(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` calls ``.detach_()``."""
@@ -571,9 +576,7 @@ class Facts:
                     node = parent(node)
         return found
 
-    def _calls_backward(self, call: cst.Call) -> bool:
-        if is_backward(self.qualname, call):
-            return True
+    def _calls_backward_function(self, call: cst.Call) -> bool:
         func = call.func  # train_step(...) or self.train_step(...)
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
             func = func.attr
