@@ -1,6 +1,7 @@
 """CPU time of the rules over the throughput corpus, in one process: less noisy than wall time on a shared machine.
 
-    python bench/cpu_time.py [--files 500] [--repeat 3] [--profile tottime|cumulative] [--engine]
+    python bench/cpu_time.py [--files 500] [--repeat 3] [--profile tottime|cumulative [--callers RE]] [--by-rule]
+                             [--engine]
 
 Builds ``bench/throughput.py``'s corpus, then times (``time.process_time``, the fastest of ``--repeat``)
 what a cold ``rewrite`` does per file, without the process pool and the cache: the driver's
@@ -32,6 +33,9 @@ def main() -> None:
     parser.add_argument("--profile", choices=("tottime", "cumulative"))
     parser.add_argument("--engine", action="store_true", help="run_rules once per file instead of process_file")
     parser.add_argument("--top", type=int, default=45)
+    parser.add_argument("--callers", metavar="REGEX", help="with --profile: who calls the functions matching REGEX")
+    parser.add_argument("--by-rule", action="store_true",
+                        help="CPU time of each rule's handlers and of the engine's phases, over one more run")
     args = parser.parse_args()
 
     import shutil
@@ -64,8 +68,9 @@ def main() -> None:
                 for text in texts:
                     run_rules(text, rules)
             else:
-                for path in sorted(tree.rglob("*.py")):
-                    process_file(path, path, options, rules)
+                with driver._collect_less():  # as `driver.run` does
+                    for path in sorted(tree.rglob("*.py")):
+                        process_file(path, path, options, rules)
 
         def best(function) -> float:
             times = []
@@ -81,14 +86,89 @@ def main() -> None:
         base, mine = best(floor), best(ours)
         print(f"{len(texts)} files: floor {base:.2f} s CPU, {'run_rules' if args.engine else 'process_file'} "
               f"{mine:.2f} s CPU, ratio {mine / base:.2f}")
+        if args.by_rule:
+            fresh()
+            print_by_rule(rules, ours)
         if args.profile:
             sys.setrecursionlimit(20000)
             driver._on_big_stack = lambda function, *a, **k: function(*a, **k)
             fresh()
             profile = cProfile.Profile()
             profile.runcall(ours)
-            pstats.Stats(profile).sort_stats(args.profile).print_stats(args.top)
+            stats = pstats.Stats(profile).sort_stats(args.profile)
+            stats.print_stats(args.top)
+            if args.callers:
+                stats.print_callers(args.callers)
 
+
+def print_by_rule(rules, run) -> None:
+    """Exclusive CPU time of every rule's ``visit_*``/``leave_*`` handlers, of each shared analysis a family
+    builds through ``FileContext.analysis`` (the model, hazard facts, flow, plans: its own line, whichever
+    rule asks first) and of the engine's and driver's phases, by wrapping them for one call of ``run``."""
+    import functools
+    from collections import defaultdict
+
+    import libcst as cst
+
+    from codemods import engine
+    from codemods.base import FileContext
+    from migrate import driver
+
+    spent: dict = defaultdict(float)
+    running: list = []  # [label, since] of the timed calls in progress, innermost last
+
+    def timed(function, label):
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            now = time.process_time()
+            if running:  # the caller's clock stops while this one runs
+                spent[running[-1][0]] += now - running[-1][1]
+            running.append([label(*args) if callable(label) else label, now])
+            try:
+                return function(*args, **kwargs)
+            finally:
+                name, since = running.pop()
+                now = time.process_time()
+                spent[name] += now - since
+                if running:
+                    running[-1][1] = now
+        return wrapper
+
+    saved = []
+
+    def wrap(owner, attr, label):
+        saved.append((owner, attr, vars(owner).get(attr)))  # None: inherited, restored by deleting the wrapper
+        setattr(owner, attr, timed(getattr(owner, attr), label))
+
+    for rule in rules:
+        for _, _, attr in engine._handler_names(rule):
+            wrap(rule, attr, rule.code)
+    for owner, attr, label in ((cst, "parse_module", "parse"), (engine, "positions", "positions"),
+                               (engine, "remove_unused_imports", "import clean-up"), (engine, "ImportMap", "imports"),
+                               (engine, "build_index", "child index"), (driver, "_verify", "guard"),
+                               (driver, "_one_pass", "driver, engine")):
+        wrap(owner, attr, label)
+
+    def built(ctx, build):  # an analysis counts where it is built, not where it is served from the memo
+        return f"({getattr(build, '__qualname__', build)})" if build not in ctx._analyses else "memo"
+
+    wrap(FileContext, "analysis", built)
+    saved.append((cst.Module, "code", cst.Module.__dict__["code"]))
+    cst.Module.code = property(timed(cst.Module.__dict__["code"].fget, "module.code"))
+    try:
+        start = time.process_time()
+        run()
+        total = time.process_time() - start
+    finally:
+        for owner, attr, original in reversed(saved):
+            if original is None:
+                delattr(owner, attr)
+            else:
+                setattr(owner, attr, original)
+    print(f"\nby rule, analysis and phase, each without what it calls that has its own line ({total:.2f} s CPU):")
+    for label, seconds in sorted(spent.items(), key=lambda item: -item[1]):
+        if seconds >= 0.005:
+            print(f"  {label:<28}{seconds:>7.2f} s {100 * seconds / total:>5.1f} %")
 
 if __name__ == "__main__":
     main()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, ClassVar, Dict, Optional, Sequence, TypeVar, Union
+from typing import Callable, ClassVar, Dict, List, Optional, Sequence, TypeVar, Union
 
 import libcst as cst
 
@@ -18,6 +18,7 @@ from codemods.model import SemanticModel
 from codemods.names import ImportMap
 from codemods.repo import FileView
 from codemods.versions import Version, spell, supports
+from codemods.walk import parent
 
 SUPPRESSION = re.compile(r"#\s*torch-migrate:\s*ignore(?:\[(?P<codes>[A-Z0-9_, ]+)\])?")
 Replacement = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
@@ -65,7 +66,7 @@ class FileContext:
     module: cst.Module
     imports: ImportMap
     unsafe_fixes: bool = False
-    ancestors: list = field(default_factory=list)
+    visiting: Optional[cst.CSTNode] = None  # the node whose handlers the engine is calling
     reports: list = field(default_factory=list)
     added_imports: list = field(default_factory=list)
     removed_imports: list = field(default_factory=list)
@@ -98,11 +99,23 @@ class FileContext:
             return ""
         return f" (left unchanged: the fix needs torch >= {needed}, --min-torch is {spell(self.min_torch)})"
 
+    @property
+    def ancestors(self) -> List[cst.CSTNode]:
+        """The nodes from the module down to the one being visited, itself last (from the walk index, so
+        only the handlers that ask pay for it)."""
+        path, node = [], self.visiting
+        while node is not None:
+            path.append(node)
+            node = parent(node)
+        path.reverse()
+        return path
+
     def parent(self, level: int = 1) -> Optional[cst.CSTNode]:
         """The ``level``-th ancestor of the node being visited (1 = its parent)."""
-        # ancestors[-1] is the node being visited itself.
-        index = -1 - level
-        return self.ancestors[index] if len(self.ancestors) >= level + 1 else None
+        node = self.visiting
+        for _ in range(level):
+            node = parent(node) if node is not None else None
+        return node
 
     def qualname(self, node: cst.CSTNode) -> Optional[str]:
         return self.imports.qualname(node)

@@ -1,9 +1,10 @@
 """Run a set of rules over one source text: one parse, one traversal, one print.
 
 1. text rules (the documented token-level pre-pass: ``async=`` cannot be parsed),
-2. ``libcst.parse_module`` once,
-3. every rule's ``visit_*``/``leave_*`` dispatched from a single traversal (each node's children are
-   indexed once, for it and for every family's own analysis walk; layout nodes are left out),
+2. ``libcst.parse_module`` once (or reuse the tree the driver's previous pass made),
+3. every rule's ``visit_*`` handlers called in one pass over the tree's nodes, then ``leave_Module`` (each
+   node's children and parent are indexed once, for the dispatch and for every family's own analysis walk;
+   layout nodes are left out),
 4. findings get positions (only when there are any) and inline suppressions,
 5. all fixes applied in one bottom-up transform, then scheduled import changes (``imports.py``),
 6. one ``module.code``. When no fix applies the input text is returned as is.
@@ -24,7 +25,7 @@ from codemods.names import ImportMap
 from codemods.positions import NEWLINE, positions
 from codemods.repo import FileView
 from codemods.versions import Version
-from codemods.walk import children, indexed, parent
+from codemods.walk import build_index, children, indexed, parent
 
 
 
@@ -39,41 +40,52 @@ class TextRule(TextRuleBase):
 class Outcome:
     text: str
     findings: List[Finding] = field(default_factory=list)
+    module: Optional[cst.Module] = None  # the tree the fixes made (it prints ``text``); None if none applied
+    parsed: bool = True  # False: the rules ran on the ``tree`` they were given
 
 
 @functools.lru_cache(maxsize=None)
 def _handler_names(rule_class: Type[Rule]) -> Tuple[Tuple[str, type, str], ...]:
-    """(``visit``/``leave``, node type, method name) for each handler a rule defines."""
+    """(``visit``/``leave``, node type, method name) for each handler a rule defines: ``visit_<Node>`` for
+    any node, ``leave_Module`` (after the whole walk) and no other ``leave_``, which the flat walk has no
+    moment for."""
     handlers = []
     for attr in dir(rule_class):
         prefix, _, node_name = attr.partition("_")
         if prefix in ("visit", "leave") and node_name and hasattr(cst, node_name):
+            if prefix == "leave" and node_name != "Module":
+                raise TypeError(f"{rule_class.__name__}.{attr}: rules report from visit_* handlers; only "
+                                "leave_Module is called (after every node was visited)")
             handlers.append((prefix, getattr(cst, node_name), attr))
     return tuple(handlers)
 
 
 class _Dispatcher:
-    """Calls every rule's handlers for each node in one read-only walk, keeping ``ctx.ancestors`` current."""
+    """Calls every rule's handlers for each node, in one pass over the index's node list (parents before
+    children, in source order), keeping ``ctx.visiting`` current."""
 
     def __init__(self, ctx: FileContext, rules: Sequence[Rule]):
-        self.ancestors = ctx.ancestors
+        self.ctx = ctx
         self.visits: Dict[type, list] = {}
-        self.leaves: Dict[type, list] = {}
+        self.leaves: list = []
         for rule in rules:
             for kind, node_type, attr in _handler_names(type(rule)):
-                table = self.visits if kind == "visit" else self.leaves
-                table.setdefault(node_type, []).append(getattr(rule, attr))
+                if kind == "visit":
+                    self.visits.setdefault(node_type, []).append(getattr(rule, attr))
+                else:
+                    self.leaves.append(getattr(rule, attr))
 
-    def run(self, node: cst.CSTNode) -> None:
-        self.ancestors.append(node)
-        node_type = type(node)
-        for handler in self.visits.get(node_type, ()):
-            handler(node)
-        for child in children(node):
-            self.run(child)
-        for handler in self.leaves.get(node_type, ()):
-            handler(node)
-        self.ancestors.pop()
+    def run(self, module: cst.Module, order: Sequence[cst.CSTNode]) -> None:
+        visits, ctx = self.visits, self.ctx
+        for node in order:
+            handlers = visits.get(type(node))
+            if handlers:
+                ctx.visiting = node
+                for handler in handlers:
+                    handler(node)
+        ctx.visiting = module
+        for handler in self.leaves:
+            handler(module)
 
 
 class _ApplyFixes(cst.CSTTransformer):
@@ -104,9 +116,12 @@ class _ApplyFixes(cst.CSTTransformer):
 
 
 def run_rules(text: str, rules: Sequence[type], *, unsafe_fixes: bool = False, fix: bool = True,
-              min_torch: Version = (), repo: Optional[FileView] = None) -> Outcome:
+              min_torch: Version = (), repo: Optional[FileView] = None, tree: Optional[cst.Module] = None) -> Outcome:
     """Apply ``rules`` (Rule or TextRule classes) to ``text``; no fix needs a torch newer than ``min_torch``.
     ``repo``: the file's view of the run's repository index (names from other files of the tree).
+    ``tree``: a tree that prints ``text`` (the ``module`` of the pass that wrote it), used instead of parsing
+    unless a text rule changes the text or the tree holds a node object twice. It differs from a fresh parse
+    only in the whitespace a fix left to libcst's defaults, which no rule reads.
 
     Raises ``libcst.ParserSyntaxError`` when the text cannot be parsed.
     """
@@ -123,17 +138,24 @@ def run_rules(text: str, rules: Sequence[type], *, unsafe_fixes: bool = False, f
                 if not suppressed(lines[finding.line - 1], finding.code):
                     findings.append(finding)
 
-    module = cst.parse_module(text)
-    with indexed(module):  # the walks of every rule family, and of the import clean-up, share it
-        fixed = _tree_pass(module, rules, lines, findings, unsafe_fixes=unsafe_fixes, fix=fix, min_torch=min_torch,
-                           repo=repo)
+    index = build_index(tree) if tree is not None and text == original else None
+    parsed = index is None or index.shared
+    if parsed:
+        tree = cst.parse_module(text)
+        index = build_index(tree)
+    with indexed(index):  # the walks of every rule family, and of the import clean-up, share it
+        fixed = _tree_pass(tree, index.order, rules, lines, findings, unsafe_fixes=unsafe_fixes, fix=fix,
+                           min_torch=min_torch, repo=repo)
     findings.sort(key=lambda f: (f.line, f.col, f.code))
     if not fix:
-        return Outcome(original, findings)
-    return Outcome(text if fixed is None else fixed.code, findings)
+        return Outcome(original, findings, parsed=parsed)
+    if fixed is None:
+        return Outcome(text, findings, parsed=parsed)
+    return Outcome(fixed.code, findings, fixed, parsed)
 
 
-def _tree_pass(module: cst.Module, rules: Sequence[type], lines: List[str], findings: List[Finding], *,
+def _tree_pass(module: cst.Module, order: Sequence[cst.CSTNode], rules: Sequence[type], lines: List[str],
+               findings: List[Finding], *,
                unsafe_fixes: bool, fix: bool, min_torch: Version, repo: Optional[FileView] = None
                ) -> Optional[cst.Module]:
     """Run the tree rules, add their findings; the fixed module, or None when no fix applies."""
@@ -143,8 +165,7 @@ def _tree_pass(module: cst.Module, rules: Sequence[type], lines: List[str], find
     ctx = FileContext(module=module, imports=imports, unsafe_fixes=unsafe_fixes,
                       codes=frozenset(cls.code for cls in rules), min_torch=min_torch, repo=repo)
     tree_rules = [cls(ctx) for cls in rules if not issubclass(cls, TextRule)]
-    dispatcher = _Dispatcher(ctx, tree_rules)
-    dispatcher.run(module)
+    _Dispatcher(ctx, tree_rules).run(module, order)
 
     fixes: Dict[int, list] = {}
     targets: List[cst.CSTNode] = []

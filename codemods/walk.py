@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import re
-from typing import Dict, Iterator, Optional, Tuple
+from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 
 import libcst as cst
 
@@ -92,24 +92,43 @@ def children(node: cst.CSTNode) -> Tuple[cst.CSTNode, ...]:
     return _compute_children(node)
 
 
+class Index(NamedTuple):
+    """Every node's children and parent under a root (by ``id``), and the nodes in ``walk`` order; ``shared``:
+    some node object occurs twice (a fix may place one object in two spots of the tree it builds; libcst
+    allows it, but a node then has two parents, so such a tree is re-read from its text instead)."""
+
+    children: Dict[int, Tuple[cst.CSTNode, Tuple[cst.CSTNode, ...]]]
+    parents: Dict[int, cst.CSTNode]
+    order: List[cst.CSTNode]
+    shared: bool
+
+
+def build_index(root: cst.CSTNode) -> Index:
+    index, parents, order, stack, shared = {}, {}, [], [root], False
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        kids = _compute_children(node)
+        index[id(node)] = (node, kids)
+        for kid in kids:
+            shared = shared or id(kid) in parents
+            parents[id(kid)] = node
+        stack.extend(reversed(kids))
+    return Index(index, parents, order, shared)
+
+
 @contextlib.contextmanager
-def indexed(root: cst.CSTNode) -> Iterator[None]:
-    """Compute every node's children (and parent) under ``root`` once, for all the walks made inside the block.
+def indexed(root: Union[cst.CSTNode, Index]) -> Iterator[None]:
+    """Compute every node's children (and parent) under ``root`` once (or take them from ``build_index``), for
+    all the walks made inside the block.
 
     Each rule family walks the whole file for its own analysis; finding a
     node's children (its dataclass fields, filtered) costs more than the
     visit itself, so the engine pays for it once per file.
     """
     global _INDEX, _PARENTS
-    index, parents, stack = {}, {}, [root]
-    while stack:
-        node = stack.pop()
-        kids = _compute_children(node)
-        index[id(node)] = (node, kids)
-        for kid in kids:
-            parents[id(kid)] = node
-        stack.extend(kids)
-    saved, _INDEX, _PARENTS = (_INDEX, _PARENTS), index, parents
+    built = root if isinstance(root, Index) else build_index(root)
+    saved, _INDEX, _PARENTS = (_INDEX, _PARENTS), built.children, built.parents
     try:
         yield
     finally:

@@ -404,16 +404,20 @@ def _verify(source: Source, text: str, findings: Sequence[Finding]) -> Tuple[Lis
 
 
 def _run_rules(shown: Path, text: str, rules: Sequence[type], options: Optional[Options] = None, fix: bool = True,
-               real: Optional[Path] = None):
+               real: Optional[Path] = None, tree=None):
     """``run_rules`` on the big-stack thread: the one place files are parsed (logged under TORCH_MIGRATE_DEBUG);
-    ``real`` is the file's place in the repository index (what other files give it and read from it)."""
+    ``real`` is the file's place in the repository index (what other files give it and read from it); ``tree``
+    the tree a previous pass made of ``text``."""
     from codemods.engine import run_rules
 
-    debug(f"parse {shown}")
     if options is None:
-        return _on_big_stack(run_rules, text, rules)
-    return _on_big_stack(run_rules, text, rules, unsafe_fixes=options.unsafe_fixes, min_torch=options.min_torch,
-                         fix=fix, repo=repo.view(real) if real is not None else None)
+        outcome = _on_big_stack(run_rules, text, rules)
+    else:
+        outcome = _on_big_stack(run_rules, text, rules, unsafe_fixes=options.unsafe_fixes,
+                                min_torch=options.min_torch, fix=fix,
+                                repo=repo.view(real) if real is not None else None, tree=tree)
+    debug(f"{'parse' if outcome.parsed else 'reuse'} {shown}")
+    return outcome
 
 
 def _culprits(shown: Path, source: Source, rules: Sequence[type], options: Options) -> str:
@@ -468,11 +472,12 @@ class _Pass:
     text: str
     anchors: List[Anchor] = field(default_factory=list)
     new: Optional[Source] = None  # the new bytes, read back as the next pass (and a fresh run) reads them
+    tree: object = None  # the libcst tree of ``new.text`` when the fixes made it (the next pass need not parse)
 
 
-def _one_pass(shown: Path, source: Source, options: Options, rules: Sequence[type]) -> _Pass:
-    """Filter the rules on ``source``'s text, run them, and guard the result; ``_Refused`` when it must not
-    be written."""
+def _one_pass(shown: Path, source: Source, options: Options, rules: Sequence[type], tree=None) -> _Pass:
+    """Filter the rules on ``source``'s text, run them (on ``tree``, the previous pass's tree of that text, if
+    given), and guard the result; ``_Refused`` when it must not be written."""
     active = _trigger_filter(options.rules_for(shown, rules), source.text)
     # Python 2 is reported whatever the rules: a file none of them concerns costs a compile to know.
     legacy_python = python2.find_before_libcst(source.text) if active else python2.find(source.text)
@@ -483,7 +488,8 @@ def _one_pass(shown: Path, source: Source, options: Options, rules: Sequence[typ
     import libcst as cst
 
     try:
-        outcome = _run_rules(shown, source.text, active, options, fix=options.mode != LINT, real=source.path)
+        outcome = _run_rules(shown, source.text, active, options, fix=options.mode != LINT, real=source.path,
+                             tree=tree)
     except cst.ParserSyntaxError as error:
         found = python2.find(source.text)
         line, col, message = (found.line, found.col, found.message) if found else _syntax_error(source.text, error)
@@ -506,7 +512,9 @@ def _one_pass(shown: Path, source: Source, options: Options, rules: Sequence[typ
         where = source.where(error.line, 1, outcome.text if error.in_new else None)
         raise _Refused(f"{shown}:{where}: {culprits}{error.message}; file left untouched", error.internal,
                        outcome.findings) from None
-    return _Pass(source, outcome.findings, outcome.text, anchors, new)
+    # the text read back is the text the tree prints (not so when a notebook's cells are joined anew)
+    return _Pass(source, outcome.findings, outcome.text, anchors, new, outcome.module if new.text == outcome.text
+                 else None)
 
 
 def _read_back(source: Source, raw: bytes) -> Source:
@@ -570,7 +578,8 @@ def _fixed_point(shown: Path, source: Source, options: Options,
     passes: List[_Pass] = []
     while len(passes) < PASSES:
         try:
-            step = _one_pass(shown, passes[-1].new if passes else source, options, rules)
+            step = (_one_pass(shown, passes[-1].new, options, rules, passes[-1].tree) if passes
+                    else _one_pass(shown, source, options, rules))
         except _Refused as refused:
             if not passes:
                 return passes, None, refused

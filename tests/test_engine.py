@@ -5,6 +5,8 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+import codemods
+from codemods.engine import run_rules
 from codemods.imports import add_imports, remove_unused_imports
 from codemods.positions import positions
 from codemods.walk import LAYOUT, walk
@@ -66,3 +68,30 @@ def test_add_imports(source, requests, expected):
 ])
 def test_remove_unused_imports(source, requests, expected):
     assert remove_unused_imports(cst.parse_module(source), requests).code == expected
+
+
+@pytest.mark.parametrize("unsafe", [False, True])
+def test_a_pass_on_the_tree_the_fixes_made_answers_as_a_fresh_parse(unsafe):
+    """The driver's settling pass runs on the fixed tree instead of parsing the text it prints: same answer."""
+    rules = codemods.all_rules()
+    reused = 0
+    for path in SAMPLES:
+        first = run_rules(path.read_text(encoding="utf-8"), rules, unsafe_fixes=unsafe)
+        if first.module is None:
+            continue
+        on_tree = run_rules(first.text, rules, unsafe_fixes=unsafe, tree=first.module)
+        fresh = run_rules(first.text, rules, unsafe_fixes=unsafe)
+        assert (on_tree.text, on_tree.findings) == (fresh.text, fresh.findings), path.name
+        reused += not on_tree.parsed
+    assert reused >= 5
+
+
+def test_a_tree_holding_one_node_object_twice_is_parsed_instead():
+    """Such a node would have two parents in the walk index: the engine reads the text afresh."""
+    statement = cst.parse_statement("x = Variable(torch.ones(2))\n")
+    module = cst.parse_module("import torch\nfrom torch.autograd import Variable\n")
+    module = module.with_changes(body=[*module.body, statement, statement])
+    outcome = run_rules(module.code, codemods.all_rules(), tree=module)
+    assert outcome.parsed
+    assert outcome.text.count("x = torch.ones(2)") == 2
+    assert run_rules(module.code, codemods.all_rules(), tree=cst.parse_module(module.code)).parsed is False
