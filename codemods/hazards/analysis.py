@@ -146,7 +146,7 @@ class Facts:
         self._resolved: Dict[Tuple[str, int, int], Scope] = {}  # (name, id(chain[0]), id(chain[-1])) -> scope
         self.scope_nodes: List[Scope] = [module]  # the module, classes, functions and lambdas
         self._loads: List[Tuple[cst.Name, Chain]] = []
-        self.uses: Dict[Tuple[int, str], List[Tuple[cst.Name, Chain]]] = {}
+        self._uses: Optional[Dict[Tuple[int, str], List[Tuple[cst.Name, Chain]]]] = None
         self.functions: List[cst.FunctionDef] = []
         self.classes: Dict[str, cst.ClassDef] = {}
         self.class_of: Dict[int, cst.ClassDef] = {}  # id(method) -> class
@@ -169,9 +169,9 @@ class Facts:
         self.binds, self.bound, self.scopes = self._bindings()
         for tensor, chain, function in self._freezes:  # they need the parent links of the whole file
             self._freeze(tensor, chain, function)
-        self._resolve_loads()
         self.module_classes = self._module_classes()
-        self.backward_functions = {fn.name.value for fn in self.functions if self._has_backward(fn)}
+        with_backward = {id(chain[0]) for _, chain in self.backwards}
+        self.backward_functions = {fn.name.value for fn in self.functions if id(fn) in with_backward}
 
     # -- collection ---------------------------------------------------------------
     def _target(self, target: cst.CSTNode, kind: str, value, chain: Chain, where: cst.CSTNode, function) -> None:
@@ -385,11 +385,16 @@ class Facts:
         return bool(binds) and all(kind == "value" and is_tensor_source(self.qualname, value)
                                    for kind, value, _ in binds)
 
-    def _resolve_loads(self) -> None:
-        for name, chain in self._loads:
-            scope = self.resolve(name.value, chain)
-            self.uses.setdefault((id(scope), name.value), []).append((name, chain))
-        self._loads = []
+    @property
+    def uses(self) -> Dict[Tuple[int, str], List[Tuple[cst.Name, Chain]]]:
+        """(id(scope), name) -> the reads of the name that refer to that scope's binding, in source order;
+        resolved when first asked (most files never ask)."""
+        if self._uses is None:
+            self._uses = {}
+            for name, chain in self._loads:
+                scope = self.resolve(name.value, chain)
+                self._uses.setdefault((id(scope), name.value), []).append((name, chain))
+        return self._uses
 
     # -- scopes and bindings: the semantic model's, in the family's terms ---------------------------
     def _model_scope(self, node: Scope):
@@ -549,9 +554,6 @@ class Facts:
         return bool(name) and is_class_name(last_name(name))
 
     # -- backward -------------------------------------------------------------------
-    def _has_backward(self, function: cst.FunctionDef) -> bool:
-        return any(chain[0] is function for _, chain in self.backwards)
-
     def runs_backward(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` (a loop body, a call) calls backward, directly or through a local function."""
         return id(node) in self.running("backward", lambda: [*(call for call, _ in self.backwards),
