@@ -75,12 +75,36 @@ def answers(found: dict) -> dict:
     return result
 
 
+def show(before, now) -> None:
+    """The findings only one side has (code, line, col, applied, message), and which other parts differ."""
+    if isinstance(before, str) or isinstance(now, str):
+        print(f"    before: {before if isinstance(before, str) else 'an answer'}\n    now: "
+              f"{now if isinstance(now, str) else 'an answer'}")
+        return
+    def brief(finding):
+        return (finding["code"], finding["line"], finding["col"], finding["applied"], finding["message"][:70])
+    old, new = [brief(f) for f in before[1]], [brief(f) for f in now[1]]
+    for finding in old:
+        if finding not in new:
+            print(f"    - {finding}")
+    for finding in new:
+        if finding not in old:
+            print(f"    + {finding}")
+    if old != new and sorted(old) == sorted(new):
+        print("    (same findings, another order)")
+    for index, part in ((0, "text"), (2, "change map"), (3, "error"), (4, "changed")):
+        if index < len(before) and before[index] != now[index]:
+            print(f"    {part} differs")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("action", choices=("record", "check"))
     parser.add_argument("--out", default=str(ROOT / "bench" / ".same_output.json"))
     parser.add_argument("--files", type=int, default=300)
     parser.add_argument("--fuzz", type=int, default=400)
+    parser.add_argument("--show", action="store_true", help="check: print what differs (findings gained or lost, "
+                        "and whether the text, change map or error differ)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="tm-same-") as work:
         now = json.loads(json.dumps(answers(inputs(args.files, args.fuzz, Path(work))), default=repr))  # tuples as lists
@@ -94,6 +118,8 @@ def main() -> int:
         for key in sorted((before.get(name) or {}).keys() | (now.get(name) or {}).keys()):
             if (before.get(name) or {}).get(key) != (now.get(name) or {}).get(key):
                 print(f"DIFFERS: {name} [{key}]")
+                if args.show:
+                    show(before[name][key], now[name][key])
     print(f"{len(now)} files, {len(differ)} differ")
     return 1 if differ else 0
 

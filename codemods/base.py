@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, ClassVar, Dict, List, Optional, Sequence, TypeVar, Union
+from typing import Callable, ClassVar, Dict, Optional, Sequence, Tuple, TypeVar, Union
 
 import libcst as cst
 
@@ -74,6 +74,7 @@ class FileContext:
     min_torch: Version = ()  # the oldest torch the project supports (--min-torch); () means no limit
     repo: Optional[FileView] = None  # the file in the run's repository index (``codemods.repo``); None alone
     _analyses: Dict[Callable, object] = field(default_factory=dict, repr=False)
+    _path: tuple = field(default=(None, ()), repr=False)  # (visited node, its ancestors)
 
     def analysis(self, build: Callable[["FileContext"], Analysis]) -> Analysis:
         """``build(self)``, made once per file: a rule family's shared analysis (scopes, bindings, plans)
@@ -100,15 +101,17 @@ class FileContext:
         return f" (left unchanged: the fix needs torch >= {needed}, --min-torch is {spell(self.min_torch)})"
 
     @property
-    def ancestors(self) -> List[cst.CSTNode]:
+    def ancestors(self) -> Tuple[cst.CSTNode, ...]:
         """The nodes from the module down to the one being visited, itself last (from the walk index, so
-        only the handlers that ask pay for it)."""
-        path, node = [], self.visiting
-        while node is not None:
-            path.append(node)
-            node = parent(node)
-        path.reverse()
-        return path
+        only the handlers that ask pay for it; made once per visited node)."""
+        node = self.visiting
+        if self._path[0] is not node:
+            path = []
+            while node is not None:
+                path.append(node)
+                node = parent(node)
+            self._path = (self.visiting, tuple(reversed(path)))
+        return self._path[1]
 
     def parent(self, level: int = 1) -> Optional[cst.CSTNode]:
         """The ``level``-th ancestor of the node being visited (1 = its parent)."""

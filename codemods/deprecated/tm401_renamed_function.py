@@ -6,8 +6,14 @@ import libcst as cst
 from codemods.base import Example, Rule
 from codemods.deprecated.arguments import SPECIAL_BUILDERS, first_of, rewrite_arguments
 from codemods.deprecated.common import Spelling, keywords_of, whole_reference
+from codemods.names import CANONICAL
 from codemods.torchapi.deprecations import RENAMES, SPECIAL_RENAMES
 from codemods.torchapi.since import needed
+
+# The last name of every reference that may resolve to a renamed function (``qualname`` keeps an attribute's
+# last name, but for the aliases it canonicalises): any other attribute is skipped without resolving it.
+_LAST_NAMES = frozenset(q.rpartition(".")[2] for q in (*RENAMES, *SPECIAL_RENAMES, *(
+    k for k, v in CANONICAL.items() if v in RENAMES or v in SPECIAL_RENAMES)))
 
 
 class RenamedFunction(Rule):
@@ -56,10 +62,19 @@ class RenamedFunction(Rule):
     )
 
     def visit_Name(self, node: cst.Name) -> None:
-        self._reference(node)
+        if self._may_resolve(node):
+            self._reference(node)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        self._reference(node)
+        if self._may_resolve(node):
+            self._reference(node)
+
+    def _may_resolve(self, node: cst.CSTNode) -> bool:
+        """``node`` may name a renamed function: a name bound by an import (nothing else resolves), an
+        attribute with such a last name."""
+        if type(node) is cst.Name:
+            return node.value in self.ctx.imports.aliases
+        return type(node) is cst.Attribute and node.attr.value in _LAST_NAMES
 
     def _reference(self, node: cst.CSTNode) -> None:
         model = self.ctx.model
@@ -90,7 +105,7 @@ class RenamedFunction(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if type(func) not in (cst.Name, cst.Attribute):
+        if not self._may_resolve(func):
             return
         qualified = self.ctx.model.qualname(func)
         if qualified in SPECIAL_RENAMES:
