@@ -5,7 +5,7 @@
 Builds a corpus (legacy scripts from samples/ and generated variants, already
 modern scripts, files that never import torch, a few 3,000-line files), then
 times on the same machine and with the same number of processes:
-  floor           libcst parse + codegen of every file (the least any libcst tool can do)
+  floor           libcst parse + codegen of every file, largest first (the least any libcst tool can do)
   cold rewrite    `torch-migrate rewrite` of a fresh copy with an empty cache (to a fixed point)
   second rewrite  `torch-migrate rewrite` again on the tree it just rewrote (its cache)
   check after     `torch-migrate check` of that rewritten tree (the same cache)
@@ -148,6 +148,7 @@ class Registry{i}:
 def build_corpus(root: Path, files: int, seed: int = 0) -> dict:
     """40% legacy (samples/ and generated), 25% modern, 35% no torch, plus four 3,000-line files."""
     rng = random.Random(seed)
+    root.mkdir(parents=True, exist_ok=True)
     samples = [p.read_text(encoding="utf-8") for p in sorted((ROOT / "samples").rglob("*.py"))]
     kinds = {"legacy": 0, "modern": 0, "plain": 0, "large": 0}
     for i in range(files):
@@ -172,7 +173,7 @@ def build_corpus(root: Path, files: int, seed: int = 0) -> dict:
 
 
 FLOOR = r'''
-import sys, pathlib, multiprocessing as mp
+import os, sys, pathlib, multiprocessing as mp
 import libcst as cst
 
 def one(path):
@@ -180,9 +181,10 @@ def one(path):
     return 1
 
 if __name__ == "__main__":
-    paths = [str(p) for p in pathlib.Path(sys.argv[1]).rglob("*.py")]
+    # largest first, one file per task: a 3,000-line file drawn last would leave the other workers idle
+    paths = sorted((str(p) for p in pathlib.Path(sys.argv[1]).rglob("*.py")), key=lambda p: -os.stat(p).st_size)
     with mp.get_context("fork").Pool(int(sys.argv[2])) as pool:
-        sum(pool.imap_unordered(one, paths, chunksize=16))
+        sum(pool.imap_unordered(one, paths, chunksize=1))
 '''
 
 MEASURE = r'''

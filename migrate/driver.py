@@ -723,10 +723,36 @@ def _init_worker(options: Options, stop, parent: int) -> None:
     _WORKER.update(options=options, rules=options.rules(), stop=stop)
 
 
-def _work(paths: Tuple[Path, Path]) -> Optional[FileResult]:
-    if _WORKER["stop"].is_set():
-        return None  # interrupted: the queued files are left as they are
-    return process_file(paths[0], paths[1], _WORKER["options"], _WORKER["rules"])
+def _work_batch(batch: Sequence[Tuple[Path, Path]]) -> List[Optional[FileResult]]:
+    results: List[Optional[FileResult]] = []
+    for shown, real in batch:
+        if _WORKER["stop"].is_set():
+            results.append(None)  # interrupted: the queued files are left as they are
+        else:
+            results.append(process_file(shown, real, _WORKER["options"], _WORKER["rules"]))
+    return results
+
+
+def _batches(paths: Sequence[Path], jobs: int) -> List[List[int]]:
+    """Indices of ``paths`` in batches for the workers, largest files first: a file of a few thousand lines
+    takes seconds, so it goes alone and early (a worker that draws it last would finish long after the
+    others); small files go in batches of about an eighth of a worker's share of the bytes, at most 32."""
+    sizes = []
+    for path in paths:
+        try:
+            sizes.append(os.stat(path).st_size)
+        except OSError:
+            sizes.append(0)  # the worker reports it
+    share = max(1, sum(sizes) // (jobs * 8))
+    batches: List[List[int]] = []
+    filled = 0
+    for index in sorted(range(len(paths)), key=lambda i: -sizes[i]):
+        if not batches or filled + sizes[index] > share or len(batches[-1]) >= 32:
+            batches.append([])
+            filled = 0
+        batches[-1].append(index)
+        filled += sizes[index]
+    return batches
 
 
 @contextlib.contextmanager
@@ -811,7 +837,7 @@ def run(
     with _interruptible(), _collect_less():
         if jobs == 1:
             rules = options.rules() if pending else []
-            computed = (process_file(*files[index], options, rules) for index in pending)
+            computed = ((index, process_file(*files[index], options, rules)) for index in pending)
             pool = None
         else:
             from concurrent.futures import ProcessPoolExecutor
@@ -821,13 +847,15 @@ def run(
             broken = (BrokenProcessPool,)
             context = get_context("fork")
             stop = context.Event()
-            chunksize = max(1, min(32, len(pending) // (jobs * 8)))
             pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker,
                                        initargs=(options, stop, os.getpid()))
         try:
             if pool is not None:
-                computed = pool.map(_work, [files[index] for index in pending], chunksize=chunksize)
-            for index, result in zip(pending, computed):
+                batches = _batches([files[index][1] for index in pending], jobs)
+                done = pool.map(_work_batch, [[files[pending[i]] for i in batch] for batch in batches])
+                computed = ((pending[i], result) for batch, results in zip(batches, done)
+                            for i, result in zip(batch, results))
+            for index, result in computed:
                 results[index] = result
                 if cache is not None and result.cacheable:
                     cache.put(result.digest, result.findings)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import difflib
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
@@ -184,6 +184,22 @@ class _Call:
     problem: str = ""
 
 
+_SLOTS = ("data", "requires_grad", "volatile")
+
+
+def _arguments(call: cst.Call) -> Tuple[Dict[str, cst.Arg], str]:
+    """``Variable(...)``'s arguments by parameter name, and what is wrong with them ("" if nothing)."""
+    found: Dict[str, cst.Arg] = {}
+    for index, arg in enumerate(call.args):
+        if arg.star or (arg.keyword is None and index >= len(_SLOTS)):
+            return found, "unexpected arguments"
+        slot = arg.keyword.value if arg.keyword is not None else _SLOTS[index]
+        if slot not in _SLOTS or slot in found:
+            return found, f"unexpected argument `{slot}`"
+        found[slot] = arg
+    return found, "" if "data" in found else "no tensor argument"
+
+
 class FactKind(enum.Enum):
     """What the family decided about one node (the rule that owns each kind reports it)."""
 
@@ -333,20 +349,8 @@ class VariableFacts:
 
     @staticmethod
     def _parse(node: cst.Call, ancestors: tuple) -> _Call:
-        call = _Call(node, ancestors)
-        slots = ["data", "requires_grad", "volatile"]
-        for index, arg in enumerate(node.args):
-            if arg.star or (arg.keyword is None and index >= len(slots)):
-                call.problem = "unexpected arguments"
-                return call
-            slot = arg.keyword.value if arg.keyword is not None else slots[index]
-            if slot not in slots or getattr(call, slot) is not None:
-                call.problem = f"unexpected argument `{slot}`"
-                return call
-            setattr(call, slot, arg)
-        if call.data is None:
-            call.problem = "no tensor argument"
-        return call
+        found, problem = _arguments(node)
+        return _Call(node, ancestors, found.get("data"), found.get("requires_grad"), found.get("volatile"), problem)
 
     # ---- "has no autograd history" ----
     def lookup(self, name: str, scope: Scope, at: Optional[int] = None) -> Optional[List[_Binding]]:
@@ -553,6 +557,7 @@ class _Planner:
         self.ctx = facts.ctx
         self.items: List[Fact] = []
         self._resolved: Dict[int, Optional[cst.FunctionDef]] = {}
+        self._subtrees: Dict[int, Set[int]] = {}
         self._ranges: Dict[int, int] = {}  # module-level inference ranges: start -> end
         self._reads: Dict[int, frozenset] = {}  # id(module-level statement) -> the names it reads
         self._with_backward: Optional[Set[int]] = None
@@ -623,24 +628,34 @@ class _Planner:
             return "fresh"
         return "detach_grad"
 
-    def _call_item(self, call: _Call, volatile: bool) -> "Fact":
-        strategy = self._strategy(call)
-        value = call.data.value
+    def _named_strategy(self, call: _Call) -> str:
+        """``_strategy``, with ``Variable(t.data)`` told apart (its message names ``t``)."""
+        strategy, value = self._strategy(call), call.data.value
         if strategy == "data" and isinstance(value, cst.Attribute) and value.attr.value == "data":
-            strategy = "data_attribute"
+            return "data_attribute"
+        return strategy
+
+    def _call_item(self, call: _Call, volatile: bool) -> "Fact":
+        strategy = self._named_strategy(call)
+        value = call.data.value
         detail = {"strategy": strategy, "source": _code(value),
                   "receiver": _code(value.value) if strategy == "data_attribute" else ""}
         loose = isinstance(call.ancestors[-2], _LOOSE_PARENTS) if len(call.ancestors) > 1 else True
-        requires_grad_index = call.node.args.index(call.requires_grad) if call.requires_grad else None
 
         def fix(updated: cst.Call) -> cst.CSTNode:
-            value = updated.args[call.node.args.index(call.data)].value
-            flag = updated.args[requires_grad_index].value if requires_grad_index is not None else None
-            replacement = self._rewrite("data" if strategy == "data_attribute" else strategy, value, flag)
+            found, _ = _arguments(updated)
+            if "data" not in found:
+                return updated
+            flag, chosen = found.get("requires_grad"), strategy
+            if call.requires_grad is not None and flag is None:  # an unsafe fix (TM607) dropped the flag
+                chosen = self._named_strategy(replace(call, requires_grad=None))
+            value = found["data"].value
+            replacement = self._rewrite("data" if chosen == "data_attribute" else chosen, value,
+                                        flag.value if flag is not None else None)
             if not loose and replacement is value:
                 replacement = _atom(value)
             self.drop_import(updated.func)
-            return keep_comments(updated, updated.args[call.node.args.index(call.data)], replacement)
+            return keep_comments(updated, found["data"], replacement)
 
         return Fact(FactKind.UNWRAP_VOLATILE if volatile else FactKind.UNWRAP, call.node, fix, detail=detail)
 
@@ -980,7 +995,15 @@ class _Planner:
             index = self.facts.position(self.ctx.model.module_scope, anc)
             return index is not None and region.start <= index <= region.end and not any(
                 isinstance(n, (cst.FunctionDef, cst.ClassDef)) for n in anc[1:])
-        return region.node in anc
+        return id(anc[-1]) in self._inside(region.node)
+
+    def _inside(self, node: cst.CSTNode) -> Set[int]:
+        """The ids of every node under ``node`` (itself included), made once per region: a region is checked
+        against every call of the file."""
+        inside = self._subtrees.get(id(node))
+        if inside is None:
+            inside = self._subtrees[id(node)] = {id(n) for n in walk(node)}
+        return inside
 
     def _unwrappable(self, region: _Region) -> str:
         if any(self._in_region(region, anc) for anc in self.facts.backward):

@@ -263,3 +263,18 @@ def test_comment_inside_a_removed_wrapper_is_kept():
     torch.manual_seed(0)
     new = execute(outcome.text)["out"]
     assert torch.equal(old, new) and old.requires_grad == new.requires_grad
+
+
+def test_an_unsafe_fix_that_drops_the_flag_first_leaves_the_plain_tensor():
+    """With --unsafe-fixes TM607 drops an unused `requires_grad=True` from the same call before TM101 unwraps it
+    (its fix saw the old argument list and raised IndexError): what is left is the plain tensor, in one pass."""
+    source = ("import torch\nfrom torch.autograd import Variable as V\n"
+              "w = V(torch.randn(5, 3), requires_grad=True)\nx = V(torch.ones(5), requires_grad=False)\n")
+    outcome = codemods.engine.run_rules(source, codemods.all_rules(), unsafe_fixes=True)
+    assert outcome.text == "import torch\nw = torch.randn(5, 3)\nx = torch.ones(5)\n"
+    assert {f.code for f in outcome.findings if f.applied} == {"TM101", "TM607"}
+    again = codemods.engine.run_rules(outcome.text, codemods.all_rules(), unsafe_fixes=True)
+    assert again.text == outcome.text
+    namespace: dict = {}
+    exec(outcome.text, namespace)
+    assert not namespace["w"].requires_grad and namespace["w"].shape == (5, 3)
