@@ -135,15 +135,18 @@ class Facts:
     def __init__(self, ctx: FileContext):
         self.module = module = ctx.module
         self.qualname = ctx.qualname
-        self._expressions: Dict[int, List[cst.CSTNode]] = {}
-        self._runs_backward: Dict[int, bool] = {}
+        self.assignments: Dict[int, list] = {}  # id(region) -> ``carry.carry_assignments`` there
+        self.calls: List[cst.Call] = []  # every call the walk meets (all those any node runs)
+        self.flow_nodes: List[cst.CSTNode] = []  # where ``Flow`` records or binds: see ``_walk_flow_node``
+        self._runners: Dict[str, Set[int]] = {}  # what a node runs -> ids of the nodes that run it
         self.param_names: Dict[int, Set[str]] = {}  # id(scope) -> ``param_names`` of that scope
         self.function_of: Dict[int, Optional[cst.FunctionDef]] = {}
         self.model = ctx.model
         self._chains: Dict[int, Chain] = {}
+        self._resolved: Dict[Tuple[str, int, int], Scope] = {}  # (name, id(chain[0]), id(chain[-1])) -> scope
         self.scope_nodes: List[Scope] = [module]  # the module, classes, functions and lambdas
         self._loads: List[Tuple[cst.Name, Chain]] = []
-        self.uses: Dict[Tuple[int, str], List[Tuple[cst.Name, Chain]]] = {}
+        self._uses: Optional[Dict[Tuple[int, str], List[Tuple[cst.Name, Chain]]]] = None
         self.functions: List[cst.FunctionDef] = []
         self.classes: Dict[str, cst.ClassDef] = {}
         self.class_of: Dict[int, cst.ClassDef] = {}  # id(method) -> class
@@ -166,9 +169,9 @@ class Facts:
         self.binds, self.bound, self.scopes = self._bindings()
         for tensor, chain, function in self._freezes:  # they need the parent links of the whole file
             self._freeze(tensor, chain, function)
-        self._resolve_loads()
         self.module_classes = self._module_classes()
-        self.backward_functions = {fn.name.value for fn in self.functions if self._has_backward(fn)}
+        with_backward = {id(chain[0]) for _, chain in self.backwards}
+        self.backward_functions = {fn.name.value for fn in self.functions if id(fn) in with_backward}
 
     # -- collection ---------------------------------------------------------------
     def _target(self, target: cst.CSTNode, kind: str, value, chain: Chain, where: cst.CSTNode, function) -> None:
@@ -191,12 +194,10 @@ class Facts:
 
     def _walk(self, node: cst.CSTNode, chain: Chain, nograd: bool, function) -> None:
         """Record what ``node`` binds, reads and calls; ``chain``: its scopes; ``nograd``: inside no_grad."""
-        kids = children(node)
-        kind = type(node)
-        handler = WALKERS.get(kind)
+        handler = WALKERS.get(type(node))
         if handler is not None and handler(self, node, chain, nograd, function):
             return  # the handler walked what it needed
-        for child in kids:
+        for child in children(node):
             if type(child) not in _LITERALS:
                 self._walk(child, chain, nograd, function)
 
@@ -224,6 +225,8 @@ class Facts:
         return True
 
     def _walk_attribute(self, node: cst.Attribute, chain: Chain, nograd: bool, function) -> bool:
+        if node.attr.value == "grad":
+            self.flow_nodes.append(node)
         if nograd:
             self.nograd_names.add(node.attr.value)
         self._walk(node.value, chain, nograd, function)
@@ -292,6 +295,12 @@ class Facts:
         self._walk(node.body, chain, inner, function)
         return True
 
+    def _walk_flow_node(self, node: cst.CSTNode, chain: Chain, nograd: bool, function) -> bool:
+        """A starred element or a comprehension (with ``.grad`` reads and calls): ``Flow`` scans only what
+        runs one of them."""
+        self.flow_nodes.append(node)
+        return False
+
     def _walk_skip(self, node: cst.CSTNode, chain: Chain, nograd: bool, function) -> bool:
         return True  # global / nonlocal
 
@@ -314,6 +323,7 @@ class Facts:
         return True
 
     def _call(self, node: cst.Call, chain: Chain, nograd: bool, function) -> bool:
+        self.calls.append(node)
         method = method_name(node)
         if is_backward(self.qualname, node):
             self.backwards.append((node, chain))
@@ -375,11 +385,16 @@ class Facts:
         return bool(binds) and all(kind == "value" and is_tensor_source(self.qualname, value)
                                    for kind, value, _ in binds)
 
-    def _resolve_loads(self) -> None:
-        for name, chain in self._loads:
-            scope = self.resolve(name.value, chain)
-            self.uses.setdefault((id(scope), name.value), []).append((name, chain))
-        self._loads = []
+    @property
+    def uses(self) -> Dict[Tuple[int, str], List[Tuple[cst.Name, Chain]]]:
+        """(id(scope), name) -> the reads of the name that refer to that scope's binding, in source order;
+        resolved when first asked (most files never ask)."""
+        if self._uses is None:
+            self._uses = {}
+            for name, chain in self._loads:
+                scope = self.resolve(name.value, chain)
+                self._uses.setdefault((id(scope), name.value), []).append((name, chain))
+        return self._uses
 
     # -- scopes and bindings: the semantic model's, in the family's terms ---------------------------
     def _model_scope(self, node: Scope):
@@ -418,11 +433,16 @@ class Facts:
         return self._chains[key]
 
     def resolve(self, name: str, chain: Chain) -> Scope:
-        """The scope whose binding ``name`` refers to from ``chain`` (the module for globals and builtins)."""
-        found, _ = self.model.lookup(name, self._model_scope(chain[0]))
-        while found is not None and type(found.node) in COMPREHENSIONS:
-            found = found.parent
-        return found.node if found is not None else chain[-1]
+        """The scope whose binding ``name`` refers to from ``chain`` (the module for globals and builtins);
+        kept, as every read of the file asks."""
+        key = (name, id(chain[0]), id(chain[-1]))
+        scope = self._resolved.get(key)
+        if scope is None:
+            found, _ = self.model.lookup(name, self._model_scope(chain[0]))
+            while found is not None and type(found.node) in COMPREHENSIONS:
+                found = found.parent
+            scope = self._resolved[key] = found.node if found is not None else chain[-1]
+        return scope
 
     def bindings(self, name: str, chain: Chain) -> List[Binding]:
         return self.binds.get((id(self.resolve(name, chain)), name), [])
@@ -534,35 +554,35 @@ class Facts:
         return bool(name) and is_class_name(last_name(name))
 
     # -- backward -------------------------------------------------------------------
-    def _has_backward(self, function: cst.FunctionDef) -> bool:
-        return any(chain[0] is function for _, chain in self.backwards)
+    def runs_backward(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` (a loop body, a call) calls backward, directly or through a local function."""
+        return id(node) in self.running("backward", lambda: [*(call for call, _ in self.backwards),
+                                                             *filter(self._calls_backward_function, self.calls)])
 
-    def expressions(self, node: cst.CSTNode) -> List[cst.CSTNode]:
-        """``running_nodes(node)`` as a list, kept: each loop body is searched by several questions."""
-        found = self._expressions.get(id(node))
+    def detaches_in_place(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` calls ``.detach_()``."""
+        return id(node) in self.running("detach_", lambda: (c for c in self.calls if method_name(c) == "detach_"))
+
+    def running(self, what: str, nodes: Callable[[], Iterable[cst.CSTNode]]) -> Set[int]:
+        """The ids of the nodes that run one of ``nodes()`` (have it among their ``running_nodes``): each of
+        them and its ancestors up to the first def/class/lambda. Marked once per file (``what`` names the
+        question) from what the walk met, instead of searching every region that is asked about."""
+        found = self._runners.get(what)
         if found is None:
-            found = self._expressions[id(node)] = list(running_nodes(node))
+            found = self._runners[what] = set()
+            for node in nodes():
+                while node is not None and id(node) not in found:
+                    found.add(id(node))
+                    if type(node) in DEFERRED:
+                        break  # what runs inside a def/class/lambda does not run with the code around it
+                    node = parent(node)
         return found
 
-    def runs_backward(self, node: cst.CSTNode) -> bool:
-        """Whether ``node`` (a loop body, a block) calls backward, directly or through a local function."""
-        known = self._runs_backward.get(id(node))
-        if known is None:
-            known = self._runs_backward[id(node)] = self._calls_backward(node)
-        return known
-
-    def _calls_backward(self, node: cst.CSTNode) -> bool:
-        for inner in self.expressions(node):
-            if not isinstance(inner, cst.Call):
-                continue
-            if is_backward(self.qualname, inner):
-                return True
-            func = inner.func  # train_step(...) or self.train_step(...)
-            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-                func = func.attr
-            if isinstance(func, cst.Name) and func.value in self.backward_functions:
-                return True
-        return False
+    def _calls_backward_function(self, call: cst.Call) -> bool:
+        func = call.func  # train_step(...) or self.train_step(...)
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            func = func.attr
+        return isinstance(func, cst.Name) and func.value in self.backward_functions
 
     def in_nograd(self, node: cst.CSTNode, chain: Chain) -> bool:
         if self.model.grad_mode(node) in (GradMode.OFF, GradMode.SWITCHED):  # a `with` that (maybe) turns it off
@@ -579,6 +599,7 @@ WALKERS: Dict[type, Callable[..., bool]] = {
     cst.Nonlocal: Facts._walk_skip, cst.Attribute: Facts._walk_attribute, cst.Arg: Facts._walk_arg,
     cst.Name: Facts._walk_name, cst.Assign: Facts._walk_assign, cst.Expr: Facts._walk_expr,
     cst.Call: Facts._call, cst.With: Facts._walk_with,
+    **{kind: Facts._walk_flow_node for kind in (cst.StarredElement, *COMPREHENSIONS)},
     **{kind: Facts._walk_binding for kind in (cst.AnnAssign, cst.AugAssign, cst.For, cst.While, cst.CompFor,
                                               cst.NamedExpr, cst.WithItem, cst.ExceptHandler)},
 }

@@ -2,12 +2,13 @@
 state a module keeps in ``self`` between calls."""
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from codemods.hazards.analysis import (COMPREHENSIONS, Chain, Facts, PLAIN_BUILTINS, SCALAR_METHODS, bound_targets,
-                                       is_tensor_source, last_name, requires_grad_source, running_nodes, self_name)
+from codemods.hazards.analysis import (COMPREHENSIONS, DEFERRED, Chain, Facts, PLAIN_BUILTINS, SCALAR_METHODS,
+                                       bound_targets, is_tensor_source, last_name, requires_grad_source, running_nodes,
+                                       self_name)
 from codemods.hazards.flow import Flow, PARAM
 from codemods.names import dotted
 from codemods.syntax import literal, method_name
@@ -118,68 +119,98 @@ def state_name(name: str) -> bool:
 
 def carry_assignments(facts: "Facts", region: cst.CSTNode
                        ) -> List[Tuple[cst.CSTNode, List[str], Optional[cst.CSTNode]]]:
-    """(statement, bound names, value) for every binding in ``region``: value is the bound expression, the
-    ``AugAssign`` itself for ``x += v``, None for a fresh binding (a loop or with target)."""
-    found = []
-    for node in facts.expressions(region):
-        if isinstance(node, cst.Assign):
-            names = [dotted(t) for target in node.targets for t in bound_targets(target.target)]
-            found.append((node, [n for n in names if n], node.value))
-        elif isinstance(node, cst.AnnAssign) and node.value is not None:
-            found.append((node, [n for n in (dotted(t) for t in bound_targets(node.target)) if n], node.value))
-        elif isinstance(node, cst.AugAssign):
-            found.append((node, [n for n in (dotted(t) for t in bound_targets(node.target)) if n], node))
-        elif isinstance(node, (cst.For, cst.CompFor)):
-            found.append((node, [n for n in (dotted(t) for t in bound_targets(node.target)) if n], None))
-        elif isinstance(node, cst.WithItem) and node.asname is not None:
-            found.append((node, [n for n in (dotted(t) for t in bound_targets(node.asname.name)) if n], None))
-        elif isinstance(node, cst.NamedExpr):
-            found.append((node, [n for n in (dotted(t) for t in bound_targets(node.target)) if n], node.value))
+    """(statement, bound names, value) for every binding in ``region`` (in ``running_nodes`` order): value is
+    the bound expression, the ``AugAssign`` itself for ``x += v``, None for a fresh binding (a loop or with
+    target). Kept per region and per block, so an outer loop reuses what its inner loops found."""
+    found = facts.assignments.get(id(region))
+    if found is None:
+        found = []
+        _collect_assignments(facts, region, found)
+        facts.assignments[id(region)] = found
     return found
 
 
-def _order(node: cst.CSTNode) -> Iterator[Tuple[bool, str]]:
-    """(is_store, dotted name) for every name read or bound under ``node``, in execution order."""
-    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+def _collect_assignments(facts: "Facts", node: cst.CSTNode, found: list) -> None:
+    kind = type(node)
+    if kind is cst.Assign:
+        names = [dotted(t) for target in node.targets for t in bound_targets(target.target)]
+        found.append((node, [n for n in names if n], node.value))
+    elif kind in _BINDINGS and (kind is not cst.AnnAssign or node.value is not None):
+        target, value = _BINDINGS[kind](node)
+        if target is not None:
+            found.append((node, [n for n in (dotted(t) for t in bound_targets(target)) if n], value))
+    for child in children(node):
+        if type(child) is cst.IndentedBlock:
+            found.extend(carry_assignments(facts, child))
+        elif type(child) not in DEFERRED:
+            _collect_assignments(facts, child, found)
+
+
+# Binding statements other than ``Assign``: node -> (target or None, value).
+_BINDINGS = {
+    cst.AnnAssign: lambda node: (node.target, node.value),
+    cst.AugAssign: lambda node: (node.target, node),
+    cst.For: lambda node: (node.target, None),
+    cst.CompFor: lambda node: (node.target, None),
+    cst.WithItem: lambda node: (node.asname.name if node.asname is not None else None, None),
+    cst.NamedExpr: lambda node: (node.target, node.value),
+}
+
+
+def _order(facts: "Facts", node: cst.CSTNode, first: Dict[str, bool]) -> None:
+    """Add to ``first`` (dotted name -> read before bound) every name read or bound under ``node``, in
+    execution order, unless already there. A block's own answer is kept and merged: its first occurrences
+    are the ones that count."""
+    kind = type(node)
+    if kind in DEFERRED:
         return
-    if isinstance(node, (cst.Assign, cst.AnnAssign)):
+    if kind is cst.IndentedBlock:
+        block = facts.first_uses.get((id(node),))
+        if block is None:
+            block = facts.first_uses[(id(node),)] = {}
+            for child in children(node):
+                _order(facts, child, block)
+        for name, read in block.items():
+            first.setdefault(name, read)
+    elif kind is cst.Assign or kind is cst.AnnAssign:
         if node.value is not None:
-            yield from _order(node.value)
-        for target in ([t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]):
-            yield from _stores(target)
-    elif isinstance(node, cst.AugAssign):
-        yield from _order(node.target)
-        yield from _order(node.value)
-        yield from _stores(node.target)
-    elif isinstance(node, cst.For):
-        yield from _order(node.iter)
-        yield from _stores(node.target)
+            _order(facts, node.value, first)
+        for target in ([t.target for t in node.targets] if kind is cst.Assign else [node.target]):
+            _stores(facts, target, first)
+    elif kind is cst.AugAssign:
+        _order(facts, node.target, first)
+        _order(facts, node.value, first)
+        _stores(facts, node.target, first)
+    elif kind is cst.For:
+        _order(facts, node.iter, first)
+        _stores(facts, node.target, first)
         for part in (node.body, node.orelse):
             if part is not None:
-                yield from _order(part)
-    elif isinstance(node, (cst.Name, cst.Attribute)):
+                _order(facts, part, first)
+    elif kind is cst.Name or kind is cst.Attribute:
         name = dotted(node)
         if name:
-            yield False, name
-        if isinstance(node, cst.Attribute):
-            yield from _order(node.value)
+            first.setdefault(name, True)
+        if kind is cst.Attribute:
+            _order(facts, node.value, first)
     else:
         for child in children(node):
-            yield from _order(child)
+            _order(facts, child, first)
 
 
-def _stores(target: cst.CSTNode) -> Iterator[Tuple[bool, str]]:
-    if isinstance(target, (cst.Tuple, cst.List)):
+def _stores(facts: "Facts", target: cst.CSTNode, first: Dict[str, bool]) -> None:
+    kind = type(target)
+    if kind is cst.Tuple or kind is cst.List:
         for element in target.elements:
-            yield from _stores(element.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from _stores(target.value)
-    elif isinstance(target, (cst.Name, cst.Attribute)) and dotted(target):
-        yield True, dotted(target)
-        if isinstance(target, cst.Attribute):
-            yield from _order(target.value)
+            _stores(facts, element.value, first)
+    elif kind is cst.StarredElement:
+        _stores(facts, target.value, first)
+    elif (kind is cst.Name or kind is cst.Attribute) and dotted(target):
+        first.setdefault(dotted(target), False)
+        if kind is cst.Attribute:
+            _order(facts, target.value, first)
     else:
-        yield from _order(target)
+        _order(facts, target, first)
 
 
 def read_first(facts: "Facts", region: Sequence[cst.CSTNode], name: str) -> bool:
@@ -187,10 +218,10 @@ def read_first(facts: "Facts", region: Sequence[cst.CSTNode], name: str) -> bool
     key = tuple(id(part) for part in region)
     first = facts.first_uses.get(key)
     if first is None:
-        first = facts.first_uses[key] = {}
+        first = {}
         for part in region:
-            for is_store, seen in _order(part):
-                first.setdefault(seen, not is_store)
+            _order(facts, part, first)
+        facts.first_uses[key] = first
     return first.get(name, False)
 
 

@@ -47,6 +47,7 @@ NOGRAD_KEY = ""  # env entry: True = grad off, False = grad on, None = not known
 
 
 Env = Dict[str, Optional[Val]]
+_COMPREHENSIONS = frozenset(COMPREHENSIONS)
 
 
 def _meet(a: Env, b: Env) -> Env:
@@ -55,7 +56,10 @@ def _meet(a: Env, b: Env) -> Env:
 
 class Flow:
     """Follows each scope's statements in order, tracking what names certainly are, and records
-    in-place writes to leaves, ``.grad`` reads of non-leaves and ``list(...)`` of tensors."""
+    in-place writes to leaves, ``.grad`` reads of non-leaves and ``list(...)`` of tensors.
+
+    Nodes are told apart by ``type(node) is cst.X``: libcst's node classes are final, and ``isinstance``
+    through their ``ABCMeta`` was a sizeable share of the whole analysis."""
 
     def __init__(self, facts: Facts):
         self.facts = facts
@@ -68,6 +72,9 @@ class Flow:
         self.chain: Chain = (facts.module,)
         self.owner: Optional[cst.ClassDef] = None
         self.statement: Optional[cst.SimpleStatementLine] = None
+        self.live = facts.running("flow", lambda: [
+            *(call for call in facts.calls if method_name(call) in INPLACE_METHODS or (
+                type(call.func) is cst.Name and call.func.value == "list")), *facts.flow_nodes])
         self.module_env = self._scope(facts.module, (facts.module,), {NOGRAD_KEY: False})
         for function in facts.functions:
             chain = facts.chain(function)
@@ -93,32 +100,32 @@ class Flow:
         return env
 
     def _statement(self, stmt: cst.CSTNode, env: Env, record: bool) -> Env:
-        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        if type(stmt) in (cst.SimpleStatementLine, cst.SimpleStatementSuite):
             env = dict(env)
             for small in stmt.body:
-                self.statement = stmt if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+                self.statement = stmt if type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1 else None
                 self._small(small, env, record)
             return env
-        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+        if type(stmt) in (cst.FunctionDef, cst.ClassDef):
             env = dict(env)
             env.pop(stmt.name.value, None)
             return env
-        if isinstance(stmt, cst.If):
+        if type(stmt) is cst.If:
             self._scan(stmt.test, env, record)
             then_env = dict(env)
             for name, val in self._guards(stmt.test, env):
                 then_env[name] = val
             after_then = self._block(statements(stmt.body), then_env, record)
-            if isinstance(stmt.orelse, cst.If):
+            if type(stmt.orelse) is cst.If:
                 after_else = self._statement(stmt.orelse, env, record)
-            elif isinstance(stmt.orelse, cst.Else):
+            elif type(stmt.orelse) is cst.Else:
                 after_else = self._block(statements(stmt.orelse.body), env, record)
             else:
                 after_else = env
             return _meet(after_then, after_else)
-        if isinstance(stmt, (cst.For, cst.While)):
+        if type(stmt) in (cst.For, cst.While):
             return self._loop(stmt, env, record)
-        if isinstance(stmt, cst.With):
+        if type(stmt) is cst.With:
             modes = [grad_switch(self.qualname, item.item) for item in stmt.items]
             for item in stmt.items:
                 self._scan(item.item, env, record)
@@ -136,7 +143,7 @@ class Flow:
             after = self._block(statements(stmt.body), inner, record)
             after[NOGRAD_KEY] = env.get(NOGRAD_KEY)
             return after
-        if isinstance(stmt, (cst.Try, cst.TryStar)):
+        if type(stmt) in (cst.Try, cst.TryStar):
             after = self._block(statements(stmt.body), env, record)
             merged = _meet(env, after)
             for handler in stmt.handlers:
@@ -151,7 +158,7 @@ class Flow:
         env = dict(env)
         for block in blocks(stmt):
             for inner in running_nodes(block):
-                if isinstance(inner, cst.Name):
+                if type(inner) is cst.Name:
                     env.pop(inner.value, None)
         return env
 
@@ -255,7 +262,7 @@ class Flow:
         return owner, Val("module", cls=layers[0])
 
     def _small(self, small: cst.CSTNode, env: Env, record: bool) -> None:
-        if isinstance(small, cst.Assign):
+        if type(small) is cst.Assign:
             self._scan(small.value, env, record)
             for target in small.targets:
                 self._scan_target(target.target, env, record)
@@ -264,21 +271,21 @@ class Flow:
                 self._assign(target.target, value, env, small.value)
             for target in small.targets:
                 self._requires_grad_assign(target.target, small.value, env)
-        elif isinstance(small, cst.AnnAssign):
+        elif type(small) is cst.AnnAssign:
             if small.value is not None:
                 self._scan(small.value, env, record)
                 self._assign(small.target, self.ev(small.value, env), env, small.value)
-        elif isinstance(small, cst.AugAssign):
+        elif type(small) is cst.AugAssign:
             self._scan(small.value, env, record)
             self._scan_target(small.target, env, record, augmented=True)
-        elif isinstance(small, cst.Expr):
+        elif type(small) is cst.Expr:
             self._scan(small.value, env, record)
             self._effects(small.value, env)
-        elif isinstance(small, cst.Del):
+        elif type(small) is cst.Del:
             for target in bound_targets(small.target):
                 env.pop(dotted(target) or "", None)
-        elif isinstance(small, (cst.Import, cst.ImportFrom)):
-            if not isinstance(small.names, cst.ImportStar):
+        elif type(small) in (cst.Import, cst.ImportFrom):
+            if type(small.names) is not cst.ImportStar:
                 for alias in small.names:
                     local = alias.asname.name if alias.asname else alias.name
                     env.pop(dotted(local) or "", None)
@@ -309,51 +316,52 @@ class Flow:
                 env[name] = None
 
     def _assign(self, target: cst.CSTNode, value: Optional[Val], env: Env, expr: Optional[cst.CSTNode] = None) -> None:
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             env[target.value] = value
-        elif isinstance(target, (cst.Tuple, cst.List)):
+        elif type(target) in (cst.Tuple, cst.List):
             elements = [e.value for e in target.elements]
-            sources = [e.value for e in expr.elements] if isinstance(expr, (cst.Tuple, cst.List)) else None
+            sources = [e.value for e in expr.elements] if type(expr) in (cst.Tuple, cst.List) else None
             for index, element in enumerate(elements):
                 if sources is not None and len(sources) == len(elements) and not isinstance(
                         target.elements[index], cst.StarredElement):
                     self._assign(element, self.ev(sources[index], env), env, sources[index])
-                elif value is not None and value.kind == "value" and not isinstance(element, cst.StarredElement):
+                elif value is not None and value.kind == "value" and type(element) is not cst.StarredElement:
                     self._assign(element, value, env)
                 else:
                     self._assign(element, None, env)
-        elif isinstance(target, cst.StarredElement):
+        elif type(target) is cst.StarredElement:
             self._assign(target.value, None, env)
-        elif isinstance(target, cst.Attribute):
+        elif type(target) is cst.Attribute:
             name = dotted(target)
             for key in [k for k in env if k and name and (k == name or k.startswith(name + "."))]:
                 del env[key]
 
     # -- expressions: events -------------------------------------------------------------
     def _scan_target(self, target: cst.CSTNode, env: Env, record: bool, augmented: bool = False) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)):
+        if type(target) in (cst.Tuple, cst.List):
             for element in target.elements:
                 self._scan_target(element.value, env, record)
             return
-        if isinstance(target, cst.StarredElement):
+        if type(target) is cst.StarredElement:
             self._scan_target(target.value, env, record)
             return
-        if isinstance(target, cst.Subscript):
+        if type(target) is cst.Subscript:
             self._scan(target.value, env, record)
             for element in target.slice:
                 self._scan(element, env, record)
             self._inplace(target, target.value, env, record, "item assignment")
-        elif isinstance(target, cst.Attribute):
+        elif type(target) is cst.Attribute:
             self._scan(target.value, env, record)
             if augmented:
                 self._inplace(target, target, env, record, "augmented assignment")
-        elif isinstance(target, cst.Name) and augmented:
+        elif type(target) is cst.Name and augmented:
             self._inplace(target, target, env, record, "augmented assignment")
 
     def _scan(self, node: cst.CSTNode, env: Env, record: bool) -> None:
-        if type(node) in _INERT:
-            return
-        if isinstance(node, COMPREHENSIONS):
+        kind = type(node)  # not isinstance: every expression of the file comes here, and node classes are final
+        if kind in _INERT or id(node) not in self.live:
+            return  # nothing under it to record or bind
+        if kind in _COMPREHENSIONS:
             inner = dict(env)
             comp: Optional[cst.CompFor] = node.for_in
             while comp is not None:
@@ -366,18 +374,18 @@ class Flow:
                 if getattr(node, part, None) is not None:
                     self._scan(getattr(node, part), inner, record)
             return
-        if isinstance(node, cst.Call):
+        if kind is cst.Call:
             method = method_name(node)
             if method in INPLACE_METHODS:
                 self._inplace(node, node.func.value, env, record, f"`.{method}()`")
-            if (isinstance(node.func, cst.Name) and node.func.value == "list" and len(node.args) == 1
+            if (type(node.func) is cst.Name and node.func.value == "list" and len(node.args) == 1
                     and not node.args[0].star and self._is_tensor(node.args[0].value, env)):
                 self.tensors[id(node)] = node
-        elif isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        elif kind is cst.List or kind is cst.Tuple or kind is cst.Set:
             for element in node.elements:
-                if isinstance(element, cst.StarredElement) and self._is_tensor(element.value, env):
+                if type(element) is cst.StarredElement and self._is_tensor(element.value, env):
                     self.tensors[id(element)] = element
-        elif isinstance(node, cst.Attribute) and node.attr.value == "grad" and isinstance(node.value, cst.Name):
+        elif kind is cst.Attribute and node.attr.value == "grad" and type(node.value) is cst.Name:
             value = self.ev(node.value, env)
             if record and value is not None and value.grad == "graph":
                 self.nonleaf_grads.append((node, node.value.value))
@@ -403,7 +411,8 @@ class Flow:
     # -- expressions: values -------------------------------------------------------------
     def ev(self, node: cst.CSTNode, env: Env) -> Optional[Val]:
         nograd = env.get(NOGRAD_KEY)
-        if isinstance(node, cst.Name):
+        kind = type(node)
+        if kind is cst.Name:
             if node.value in env:
                 return env[node.value]
             scope = self.facts.resolve(node.value, self.chain)
@@ -411,11 +420,11 @@ class Flow:
                 if len(self.facts.binds.get((id(scope), node.value), [])) == 1:
                     return self.module_env.get(node.value)
             return None
-        if isinstance(node, cst.Attribute):
+        if kind is cst.Attribute:
             return self._attribute(node, env)
-        if isinstance(node, cst.Call):
+        if kind is cst.Call:
             return self._call(node, env)
-        if isinstance(node, cst.Subscript):
+        if kind is cst.Subscript:
             base = self.ev(node.value, env)
             if base is None:
                 return None
@@ -423,21 +432,21 @@ class Flow:
                 return PARAM
             if base.kind == "group":
                 index = node.slice[0].slice if len(node.slice) == 1 else None
-                if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString) and (
+                if type(index) is cst.Index and type(index.value) is cst.SimpleString and (
                         index.value.evaluated_value == "params"):
                     return Val("params")
                 return None
             if base.kind in ("tensor", "value"):
                 return Val(base.kind, derived(base.grad, nograd))
             return None
-        if isinstance(node, cst.BinaryOperation):
+        if kind is cst.BinaryOperation:
             return self._combine([node.left, node.right], env, "tensor")
-        if isinstance(node, cst.UnaryOperation) and not isinstance(node.operator, cst.Not):
+        if kind is cst.UnaryOperation and type(node.operator) is not cst.Not:
             operand = self.ev(node.expression, env)
             if operand is not None and operand.kind in ("tensor", "value"):
                 return Val(operand.kind, derived(operand.grad, nograd))
             return None
-        if isinstance(node, cst.IfExp):
+        if kind is cst.IfExp:
             body, orelse = self.ev(node.body, env), self.ev(node.orelse, env)
             return body if body == orelse else None
         return None

@@ -21,7 +21,7 @@ from codemods.hazards.analysis import DEFERRED, covers, is_backward, is_optimize
 from codemods.model import BindingKind, GradMode, Scope, SemanticModel
 from codemods.names import dotted
 from codemods.syntax import method_name
-from codemods.walk import parent, walk
+from codemods.walk import children, parent, walk
 
 # Reads through these carry no graph.
 _CUT = torchapi.NO_GRAPH_ATTRIBUTES | torchapi.VALUE_METHODS | {"detach"}
@@ -56,19 +56,17 @@ class Steps:
     def __init__(self, model: SemanticModel):
         self.model = model
         self._optimizers: Dict[Tuple[int, str], Optional[FrozenSet[str]]] = {}
+        self._statements: Dict[int, _Statement] = {}
 
-    def stale(self, module: cst.Module) -> List[StaleStep]:
-        """Only the blocks where a statement steps (``x.step()``) before a later one back-propagates are
-        analysed, each up to its last backward: no other statement can take part in a ``StaleStep``."""
+    def stale(self, blocks: Sequence[cst.CSTNode], calls: Sequence[cst.Call]) -> List[StaleStep]:
+        """``blocks``: the file's module and indented blocks, ``calls``: its calls, both in source order (the
+        rule collects them in the engine's walk). Only the blocks where a statement steps (``x.step()``)
+        before a later one back-propagates are analysed, each up to its last backward: no other statement
+        can take part in a ``StaleStep``."""
         first_step: Dict[int, int] = {}  # id(block) -> index of its first statement that runs a step
         last_backward: Dict[int, int] = {}  # id(block) -> index of its last statement that runs a backward
-        blocks = []
-        for node in walk(module):
-            if type(node) in _BLOCKS:
-                blocks.append(node)
-            elif type(node) is not cst.Call:
-                continue
-            elif method_name(node) == "step" and not node.args:
+        for node in calls:
+            if method_name(node) == "step" and not node.args:
                 for block, index in _running_in(node):
                     first_step[id(block)] = min(index, first_step.get(id(block), index))
             elif is_backward(self.model.qualname, node):
@@ -109,19 +107,36 @@ class Steps:
 
     # -- one statement ----------------------------------------------------------------------------
     def _statement(self, stmt: cst.CSTNode) -> _Statement:
-        """What ``stmt`` binds, steps and back-propagates (what it reads and runs forward: ``_read``)."""
-        info = _Statement(self.model.scope_of(stmt))
-        for node in running_nodes(stmt):
-            kind = type(node)
-            if kind is cst.AssignTarget or kind in (cst.AugAssign, cst.AnnAssign):
-                info.binds |= _names(node.target)
-            elif kind in (cst.For, cst.CompFor):
-                info.binds |= _names(node.target)
-            elif kind is cst.WithItem and node.asname is not None:
-                info.binds |= _names(node.asname.name)
-            elif kind is cst.Call:
-                self._call(node, info)
+        """What ``stmt`` binds, steps and back-propagates (what it reads and runs forward: ``_read``). Kept:
+        a compound statement takes its inner statements' (the same scope's) from there."""
+        info = self._statements.get(id(stmt))
+        if info is None:
+            info = self._statements[id(stmt)] = _Statement(self.model.scope_of(stmt))
+            self._collect(stmt, info, type(stmt) not in DEFERRED)
         return info
+
+    def _collect(self, node: cst.CSTNode, info: _Statement, same_scope: bool) -> None:
+        """Add what ``node`` and its ``running_nodes`` bind, step and back-propagate, in order; ``same_scope``:
+        the statements of the blocks under it are in ``info``'s scope (not a def's or a class's body)."""
+        kind = type(node)
+        if kind is cst.AssignTarget or kind in (cst.AugAssign, cst.AnnAssign):
+            info.binds |= _names(node.target)
+        elif kind in (cst.For, cst.CompFor):
+            info.binds |= _names(node.target)
+        elif kind is cst.WithItem and node.asname is not None:
+            info.binds |= _names(node.asname.name)
+        elif kind is cst.Call:
+            self._call(node, info)
+        for child in children(node):
+            if type(child) is cst.IndentedBlock and same_scope:
+                for stmt in child.body:
+                    inner = self._statement(stmt)
+                    info.binds |= inner.binds
+                    info.calls.extend(inner.calls)
+                    info.steps.extend(inner.steps)
+                    info.backwards.extend(inner.backwards)
+            elif type(child) not in DEFERRED:
+                self._collect(child, info, same_scope)
 
     def _read(self, stmt: cst.CSTNode, info: _Statement) -> None:
         """Fill in what ``stmt`` reads and the module calls it runs (once)."""

@@ -11,7 +11,6 @@ from codemods.hazards.carry import (Carry, carry_assignments, function_of, lazy_
                                     resettable, state_name, surely_tensor, taint)
 from codemods.hazards.fixes import detach_fix
 from codemods.hazards.flow import flow_of
-from codemods.syntax import method_name
 
 
 
@@ -82,9 +81,7 @@ class RecurrentStateNotDetached(Rule):
 
     def _loop_carries(self, facts: Facts) -> Iterator[Tuple[cst.CSTNode, str, bool]]:
         for loop, chain in facts.loops:
-            if not facts.runs_backward(loop.body):
-                continue
-            if any(method_name(n) == "detach_" for n in facts.expressions(loop.body) if isinstance(n, cst.Call)):
+            if not facts.runs_backward(loop.body) or facts.detaches_in_place(loop.body):
                 continue
             assignments = carry_assignments(facts, loop if isinstance(loop, cst.For) else loop.body)
             carry = None
@@ -111,25 +108,24 @@ class RecurrentStateNotDetached(Rule):
 
     def _module_state(self, facts: Facts) -> Iterator[Tuple[cst.CSTNode, str, bool]]:
         """``self.x = f(self.x, ...)`` in a method of an nn.Module whose state nothing resets."""
-        flow = flow_of(self.ctx)
         for (cls_name, attr), bindings in facts.self_attrs.items():
             if not facts.module_classes.get(cls_name):
                 continue
             outside = [(value, method) for value, method in bindings if method.name.value != "__init__"]
-            external = [t for t in facts.attr_stores.get(attr, ()) if not (
-                isinstance(t.value, cst.Name) and facts.class_of.get(id(function_of(facts, t))) is not None
-                and t.value.value == self_name(function_of(facts, t)))]
-            if not outside or external or resettable(facts, cls_name, bindings):
-                continue
+            if not outside or resettable(facts, cls_name, bindings) or any(
+                    not (isinstance(t.value, cst.Name) and facts.class_of.get(id(function_of(facts, t))) is not None
+                         and t.value.value == self_name(function_of(facts, t)))
+                    for t in facts.attr_stores.get(attr, ())):
+                continue  # no state kept between calls, or a way to reset it, or set from outside the class
             results = []
             for value, method in outside:
                 chain = facts.chain(method)
                 key = f"{self_name(method)}.{attr}"
-                assignments = carry_assignments(facts, method.body)
                 if not read_first(facts, [method.body], key):
                     results = None
                     break
-                carry = Carry(facts, chain, param_names(facts, flow, chain) - {key})
+                assignments = carry_assignments(facts, method.body)
+                carry = Carry(facts, chain, param_names(facts, flow_of(self.ctx), chain) - {key})
                 tainted = taint(carry, facts, chain, assignments, key)
                 for stmt, names, assigned in assignments:
                     if key not in names:

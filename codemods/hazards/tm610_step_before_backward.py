@@ -49,7 +49,16 @@ class StepBeforeBackward(Rule):
     )
 
     def visit_Module(self, node: cst.Module) -> None:
-        found = self.ctx.analysis(steps).stale(node)
+        self.blocks, self.calls = [node], []
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.blocks.append(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(node)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        found = self.ctx.analysis(steps).stale(self.blocks, self.calls)
         if not found:
             return
         lines = positions(node, [n for stale in found for n in (stale.forward, stale.step, stale.backward)])
