@@ -168,6 +168,16 @@ class Unit(NamedTuple):
     first: int
     last: int
     node: ast.AST
+    header: bool = False  # a compound statement: only its header is the unit
+
+
+def _dump(unit: Unit) -> str:
+    """The unit's ``ast``, line numbers left out; a compound statement's blocks emptied (they are units of
+    their own)."""
+    node = unit.node
+    if unit.header:
+        node = type(node)(**{name: ([] if name in _BLOCKS else value) for name, value in ast.iter_fields(node)})
+    return ast.dump(node)
 
 
 class Anchor(NamedTuple):
@@ -193,8 +203,7 @@ def _units(body: Sequence[ast.AST]) -> Iterator[Unit]:
         if not children:
             yield Unit(first, node.end_lineno, node)
             continue
-        header = type(node)(**{name: ([] if name in _BLOCKS else value) for name, value in ast.iter_fields(node)})
-        yield Unit(first, max(first, min(_first_line(child) for child in children) - 1), header)
+        yield Unit(first, max(first, min(_first_line(child) for child in children) - 1), node, header=True)
         for block in blocks:
             yield from _units(block)
 
@@ -265,8 +274,10 @@ def check_rewrite(old: str, new: str, findings: Sequence[Finding]) -> List[Ancho
         for candidate in candidates:
             if new_lines[candidate.first - 1:candidate.last] == text:
                 break
-            dump = dump or ast.dump(unit.node)
-            if ast.dump(candidate.node) == dump:
+            if type(candidate.node) is not type(unit.node):
+                continue  # no dump needed to tell an `if` from a call
+            dump = dump or _dump(unit)
+            if _dump(candidate) == dump:
                 break
         else:
             raise BrokenRewrite(unit.first, f"changed or removed code that no fix reported (line {unit.first}: "
