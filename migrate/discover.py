@@ -13,6 +13,7 @@ reached through their real place, or not at all), and a file reached twice
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Iterable, List, Optional, Sequence, Tuple
 
@@ -109,6 +110,13 @@ def discover(paths: Iterable[Path], exclude: Sequence[str] = (), notebooks: bool
             for name in sorted(filenames):
                 if (not (name.endswith(suffixes) or commands and is_command_file(name))
                         or _ignored(real_here / name, False, specs)):
+                    continue
+                try:
+                    mode = os.lstat(os.path.join(directory, name)).st_mode
+                except OSError:
+                    continue
+                if stat.S_ISREG(mode):  # not a link, in a directory the walk reached without links: real
+                    take(here / name, real_here / name)
                     continue
                 real = _resolve(here / name)
                 if real is not None and real.is_file() and root in real.parents:

@@ -22,6 +22,8 @@ _BREAK = re.compile(r"\s*\n\s*")
 
 def one_line(text: str) -> str:
     """A message quoting a multi-line expression, on one line: ``f(\\n    a,\\n    b)`` reads ``f(a, b)``."""
+    if "\n" not in text:
+        return text  # nearly every message: no regular expression to run
     return _BREAK.sub(" ", _BREAK_BEFORE_CLOSING.sub(r"\1", _BREAK_AFTER_OPENING.sub(r"\1", text)))
 
 
