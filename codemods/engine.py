@@ -25,7 +25,7 @@ from codemods.names import ImportMap
 from codemods.positions import NEWLINE, positions
 from codemods.repo import FileView
 from codemods.versions import Version
-from codemods.walk import build_index, children, indexed, parent
+from codemods.walk import build_index, indexed, parent
 
 
 
@@ -62,7 +62,7 @@ def _handler_names(rule_class: Type[Rule]) -> Tuple[Tuple[str, type, str], ...]:
 
 class _Dispatcher:
     """Calls every rule's handlers for each node, in one pass over the index's node list (parents before
-    children, in source order), keeping ``ctx.visiting`` current."""
+    children, in ``walk``'s order), keeping ``ctx.visiting`` current."""
 
     def __init__(self, ctx: FileContext, rules: Sequence[Rule]):
         self.ctx = ctx

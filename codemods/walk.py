@@ -3,8 +3,11 @@
 libcst's ``visit`` rebuilds every node on the way back up (it is made for
 transforms), which costs more than the parse itself on a typical file.
 Analyses only read, so they walk the dataclass fields directly: about five
-times faster. Children come in field order, which is source order except that
-decorators are moved before the function or class they decorate.
+times faster. Children come in field order, which is source order but for
+decorators, moved before the function or class they decorate, and a few fields
+libcst declares out of source order (``IfExp``'s test before its body, an
+``except``'s body before its type, a function's body before its return
+annotation, a class's body before its bases); no analysis depends on those.
 
 Layout nodes (whitespace, comments, punctuation, operator tokens) are left
 out of every walk: they are more than half of a tree's nodes, and no analysis
@@ -93,7 +96,7 @@ def children(node: cst.CSTNode) -> Tuple[cst.CSTNode, ...]:
 
 
 class Index(NamedTuple):
-    """Every node's children and parent under a root (by ``id``), and the nodes in ``walk`` order; ``shared``:
+    """Every node's children and parent under a root (by ``id``), and the nodes in ``walk``'s order; ``shared``:
     some node object occurs twice (a fix may place one object in two spots of the tree it builds; libcst
     allows it, but a node then has two parents, so such a tree is re-read from its text instead)."""
 
