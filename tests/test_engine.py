@@ -95,3 +95,40 @@ def test_a_tree_holding_one_node_object_twice_is_parsed_instead():
     assert outcome.parsed
     assert outcome.text.count("x = torch.ones(2)") == 2
     assert run_rules(module.code, codemods.all_rules(), tree=cst.parse_module(module.code)).parsed is False
+
+
+def test_a_rule_with_a_leave_handler_other_than_leave_module_is_refused():
+    """The dispatch is one pass over the node list: there is no moment for `leave_Call`, so such a rule is
+    refused by name instead of silently never running it."""
+    from codemods.base import Rule
+
+    class LeavesCalls(Rule):
+        code, name, summary = "TM999", "leaves-calls", "test rule"
+
+        def leave_Call(self, node):
+            self.report(node, "left a call")
+
+    with pytest.raises(TypeError, match=r"LeavesCalls.leave_Call: .*only leave_Module"):
+        run_rules("f(1)\n", [LeavesCalls])
+
+
+def test_handlers_see_their_ancestors_and_leave_module_runs_after_every_visit():
+    from codemods.base import Rule
+
+    seen = []
+
+    class Records(Rule):
+        code, name, summary = "TM998", "records", "test rule"
+
+        def visit_Call(self, node):
+            seen.append(("call", [type(n).__name__ for n in self.ctx.ancestors], type(self.ctx.parent()).__name__))
+
+        def leave_Module(self, node):
+            seen.append(("module", self.ctx.ancestors[-1] is node))
+
+    run_rules("def f():\n    return g(h(1))\n", [Records])
+    assert seen == [
+        ("call", ["Module", "FunctionDef", "IndentedBlock", "SimpleStatementLine", "Return", "Call"], "Return"),
+        ("call", ["Module", "FunctionDef", "IndentedBlock", "SimpleStatementLine", "Return", "Call", "Arg", "Call"],
+         "Arg"),
+        ("module", True)]
