@@ -106,11 +106,7 @@ class FileContext:
         only the handlers that ask pay for it; made once per visited node)."""
         node = self.visiting
         if self._path[0] is not node:
-            path = []
-            while node is not None:
-                path.append(node)
-                node = parent(node)
-            self._path = (self.visiting, tuple(reversed(path)))
+            self._path = (node, (*reversed(SemanticModel.ancestors(node)), node) if node is not None else ())
         return self._path[1]
 
     def parent(self, level: int = 1) -> Optional[cst.CSTNode]:

@@ -69,12 +69,11 @@ class RenamedFunction(Rule):
         if self._may_resolve(node):
             self._reference(node)
 
-    def _may_resolve(self, node: cst.CSTNode) -> bool:
-        """``node`` may name a renamed function: a name bound by an import (nothing else resolves), an
-        attribute with such a last name."""
-        if type(node) is cst.Name:
-            return node.value in self.ctx.imports.aliases
-        return type(node) is cst.Attribute and node.attr.value in _LAST_NAMES
+    @staticmethod
+    def _may_resolve(node: cst.CSTNode) -> bool:
+        """``node`` may name a renamed function: a name (``qualname`` answers at once for one that is not an
+        import), an attribute with such a last name."""
+        return type(node) is cst.Name or (type(node) is cst.Attribute and node.attr.value in _LAST_NAMES)
 
     def _reference(self, node: cst.CSTNode) -> None:
         model = self.ctx.model
