@@ -2,7 +2,7 @@
 
 discover -> read/decode -> pre-filter on trigger strings -> parse once and run
 every selected rule (``codemods.engine``) -> check the new text
-(``check_rewrite``: it compiles, and every statement no applied fix reported
+(``migrate.guard.check_rewrite``: it compiles, and every statement no applied fix reported
 is still there, unchanged) -> again on what that pass would write, until a
 pass changes nothing (``PASSES``) -> atomic write. Files are spread over a
 process pool; results that cannot change between runs, the final text of
@@ -14,7 +14,6 @@ and every cache hit on stderr.
 from __future__ import annotations
 
 import ast
-import bisect
 import contextlib
 import fnmatch
 import functools
@@ -28,7 +27,7 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Iterator, List, Optional, Sequence, Tuple
 
 import codemods
 from codemods import repo
@@ -36,6 +35,8 @@ from codemods.commands import is_command_file
 from codemods.finding import Finding
 from migrate import python2
 from migrate.cache import Cache, cache_key
+from migrate.guard import (Anchor, BrokenRewrite, Uncompilable, check_rewrite, placed, python_name,
+                           text_lines)
 from migrate.source import (Source, SourceError, Unwritable, atomic_write, compiles, decode, read_source,
                             remove_stale_temps)
 
@@ -143,179 +144,6 @@ class Interrupted(SystemExit):
     def __init__(self, signum: int):
         super().__init__(128 + signum)
         self.signum = signum
-
-
-# -- checking a rewrite before it is written -----------------------------------
-class BrokenRewrite(Exception):
-    """The new text must not be written: ``line`` (1-based, in the old text or, if ``in_new``, the new) and why."""
-
-    def __init__(self, line: int, message: str, internal: bool = True, in_new: bool = False):
-        super().__init__(message)
-        self.line, self.message, self.internal, self.in_new = line, message, internal, in_new
-
-
-class Uncompilable(BrokenRewrite):
-    """The new text does not compile; ``reason`` is Python's message."""
-
-    def __init__(self, line: int, reason: str):
-        super().__init__(line, f"produced code that does not compile ({reason})", in_new=True)
-        self.reason = reason
-
-
-class Unit(NamedTuple):
-    """A statement (a compound statement by its header alone): its lines and its ``ast`` node."""
-
-    first: int
-    last: int
-    node: ast.AST
-    header: bool = False  # a compound statement: only its header is the unit
-
-
-def _dump(unit: Unit) -> str:
-    """The unit's ``ast``, line numbers left out; a compound statement's blocks emptied (they are units of
-    their own)."""
-    node = unit.node
-    if unit.header:
-        node = type(node)(**{name: ([] if name in _BLOCKS else value) for name, value in ast.iter_fields(node)})
-    return ast.dump(node)
-
-
-class Anchor(NamedTuple):
-    """A statement no fix touched: its lines in the old text and in the new one."""
-
-    old_first: int
-    old_last: int
-    new_first: int
-    new_last: int
-
-
-_BLOCKS = ("body", "handlers", "orelse", "finalbody", "cases")
-
-
-def _units(body: Sequence[ast.AST]) -> Iterator[Unit]:
-    """Statements in source order; imports are left out (the engine adds and removes them as fixes ask)."""
-    for node in body:
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            continue
-        blocks = [getattr(node, name) for name in _BLOCKS if isinstance(getattr(node, name, None), list)]
-        first = _first_line(node)
-        children = [child for block in blocks for child in block]
-        if not children:
-            yield Unit(first, node.end_lineno, node)
-            continue
-        yield Unit(first, max(first, min(_first_line(child) for child in children) - 1), node, header=True)
-        for block in blocks:
-            yield from _units(block)
-
-
-def _first_line(node: ast.AST) -> int:
-    """A statement's first line, decorators included (a match case has no position of its own)."""
-    return min([getattr(node, "lineno", None) or node.pattern.lineno]
-               + [decorator.lineno for decorator in getattr(node, "decorator_list", ())])
-
-
-def _merged(ranges: Iterable[Tuple[int, int]]) -> List[Tuple[int, int]]:
-    """Line ranges, sorted, overlapping ones joined."""
-    merged: List[Tuple[int, int]] = []
-    for start, end in sorted(ranges):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-        else:
-            merged.append((start, end))
-    return merged
-
-
-def _overlaps(unit: Unit, touched: List[Tuple[int, int]], starts: List[int]) -> bool:
-    index = bisect.bisect_right(starts, unit.last) - 1  # the last range starting before the unit ends
-    return index >= 0 and touched[index][1] >= unit.first
-
-
-def _lines(text: str) -> List[str]:
-    """Lines as Python counts them (``str.splitlines`` also splits at form feeds and U+2028)."""
-    return io.StringIO(text, newline="").readlines()
-
-
-def _python() -> str:
-    return f"Python {sys.version_info.major}.{sys.version_info.minor}"
-
-
-def check_rewrite(old: str, new: str, findings: Sequence[Finding]) -> List[Anchor]:
-    """Refuse a rewrite that does not compile or that changed code no applied fix reported.
-
-    A fix may change the statements its finding's lines overlap, add
-    statements, and add or remove imports; every other statement of ``old``
-    must still be in ``new``, in order, with the same ``ast`` (lines that
-    libcst reprinted verbatim are not compared further). Returns those
-    statements' lines in both texts (the anchors of the change map); raises
-    ``BrokenRewrite``.
-    """
-    try:
-        new_tree = ast.parse(new)
-        compile(new_tree, "<new>", "exec", dont_inherit=True)
-    except SyntaxError as error:
-        raise Uncompilable(error.lineno or 1, error.msg) from None
-    try:
-        old_tree = ast.parse(old)
-    except SyntaxError as error:
-        try:
-            old_tree = ast.parse(old, feature_version=(3, 6))  # `async` as a keyword argument, before TM203
-        except SyntaxError:
-            raise BrokenRewrite(error.lineno or 1, f"cannot check the rewrite: {_python()} cannot parse the "
-                                f"original ({error.msg})", internal=False) from None
-    touched = _merged((f.line, f.end_line or f.line) for f in findings if f.applied)
-    starts = [start for start, _ in touched]
-    old_lines, new_lines = _lines(old), _lines(new)
-    candidates = _units(new_tree.body)
-    anchors = []
-    for unit in _units(old_tree.body):
-        if _overlaps(unit, touched, starts):
-            continue
-        text, dump = old_lines[unit.first - 1:unit.last], None
-        for candidate in candidates:
-            if new_lines[candidate.first - 1:candidate.last] == text:
-                break
-            if type(candidate.node) is not type(unit.node):
-                continue  # no dump needed to tell an `if` from a call
-            dump = dump or _dump(unit)
-            if _dump(candidate) == dump:
-                break
-        else:
-            raise BrokenRewrite(unit.first, f"changed or removed code that no fix reported (line {unit.first}: "
-                                f"`{old_lines[unit.first - 1].strip()}`)")
-        anchors.append(Anchor(unit.first, unit.last, candidate.first, candidate.last))
-    return anchors
-
-
-def _placed(anchors: List[Anchor], spans: Sequence[Tuple[int, int]], old_lines: int,
-            new_lines: int) -> List[Tuple[int, int]]:
-    """Where each ``(line, end_line)`` span of the old text lies in the new one: exactly inside a statement no
-    fix touched, otherwise between the untouched statements around it."""
-    lasts = [anchor.old_last for anchor in anchors]
-    firsts = [anchor.old_first for anchor in anchors]
-
-    def inside(line: int) -> Optional[int]:
-        index = bisect.bisect_right(firsts, line) - 1
-        if index >= 0 and anchors[index].old_last >= line:
-            return anchors[index].new_first + line - anchors[index].old_first
-        return None
-
-    placed = []
-    for line, end in spans:
-        before = bisect.bisect_left(lasts, line)
-        after = bisect.bisect_right(firsts, end)
-        prev = anchors[before - 1] if before else None
-        nxt = anchors[after] if after < len(anchors) else None
-        start = inside(line)
-        if start is None and prev is not None:
-            start = prev.new_last + line - prev.old_last
-        elif start is None:
-            start = nxt.new_first - (nxt.old_first - line) if nxt is not None else line
-        stop = inside(end)
-        if stop is None:
-            stop = nxt.new_first - (nxt.old_first - end) if nxt is not None else new_lines - (old_lines - end)
-        start = max(1, start)
-        placed.append((start, max(start, stop)))
-    return placed
 
 
 # -- one file -------------------------------------------------------------------
@@ -517,7 +345,7 @@ def _one_pass(shown: Path, source: Source, options: Options, rules: Sequence[typ
         new = _read_back(source, new_bytes)
     except BrokenRewrite as error:
         if isinstance(error, Uncompilable) and _inherited(shown, source, active):
-            error = BrokenRewrite(error.line, f"the file does not compile on {_python()}, before or after the "
+            error = BrokenRewrite(error.line, f"the file does not compile on {python_name()}, before or after the "
                                   f"rewrite ({error.reason})", internal=False, in_new=True)
         culprits = f"internal error: {_culprits(shown, source, active, options)} " if error.internal else ""
         where = source.where(error.line, 1, outcome.text if error.in_new else None)
@@ -620,12 +448,12 @@ def _change_map(passes: Sequence[_Pass]) -> List[dict]:
     summaries = {rule.code: rule.summary for rule in codemods.all_rules()}
     changes: List[dict] = []
     for step in passes:
-        old_lines, new_lines = len(_lines(step.source.text)), len(_lines(step.text))
+        old_lines, new_lines = len(text_lines(step.source.text)), len(text_lines(step.text))
         if changes and type(step.source) is Source:
-            carried = _placed(step.anchors, [(c["line"], c["end_line"]) for c in changes], old_lines, new_lines)
+            carried = placed(step.anchors, [(c["line"], c["end_line"]) for c in changes], old_lines, new_lines)
             changes = [dict(change, line=line, end_line=end) for change, (line, end) in zip(changes, carried)]
         applied = [f for f in step.findings if f.applied]
-        spans = _placed(step.anchors, [(f.line, f.end_line or f.line) for f in applied], old_lines, new_lines)
+        spans = placed(step.anchors, [(f.line, f.end_line or f.line) for f in applied], old_lines, new_lines)
         entries = [{"line": line, "end_line": end, "code": f.code, "summary": summaries.get(f.code, f.message)}
                    for f, (line, end) in zip(applied, spans)]
         changes += step.source.localize_changes(entries, step.text, step.findings)

@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, given, settings
 
 import codemods
 from codemods.engine import run_rules
-from migrate.driver import BrokenRewrite, check_rewrite
+from migrate.guard import BrokenRewrite, check_rewrite
 
 VARIABLE = (  # (import, the name code then calls)
     ("from torch.autograd import Variable", "Variable"),

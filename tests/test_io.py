@@ -20,6 +20,7 @@ from codemods.finding import Finding
 from codemods.engine import TextRule, run_rules
 from migrate import driver
 from migrate.discover import discover
+from migrate.guard import check_rewrite
 from migrate.source import TEMP_MARK
 from test_cli_rewrite import torch_migrate
 
@@ -405,4 +406,4 @@ def test_the_guard_accepts_every_documented_example_of_every_rule():
         for example in () if issubclass(rule, CommandRule) else rule.changes:
             outcome = run_rules(example.before, codemods.all_rules(), unsafe_fixes=example.unsafe)
             if outcome.text != example.before:
-                driver.check_rewrite(example.before, outcome.text, outcome.findings)
+                check_rewrite(example.before, outcome.text, outcome.findings)
