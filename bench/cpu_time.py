@@ -146,7 +146,12 @@ def print_by_rule(rules, run) -> None:
     for owner, attr, label in ((cst, "parse_module", "parse"), (engine, "positions", "positions"),
                                (engine, "remove_unused_imports", "import clean-up"), (engine, "ImportMap", "imports"),
                                (engine, "build_index", "child index"), (driver, "_verify", "guard"),
-                               (driver, "_one_pass", "driver, engine")):
+                               (driver, "_one_pass", "driver, engine"), (engine._Dispatcher, "run", "dispatch"),
+                               (engine, "add_imports", "add imports"), (driver, "_trigger_filter", "trigger filter"),
+                               (driver, "_read_back", "read back"), (driver, "cache_key", "cache key"),
+                               (driver.python2, "find_before_libcst", "python 2 check"),
+                               (driver, "_write", "write"), (engine, "_ApplyFixes", "fix transform setup"),
+                               (cst.Module, "visit", "fix transform")):
         wrap(owner, attr, label)
 
     def built(ctx, build):  # an analysis counts where it is built, not where it is served from the memo

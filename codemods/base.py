@@ -8,6 +8,8 @@ transform, so nested fixes from different rules compose
 """
 from __future__ import annotations
 
+import functools
+
 import re
 from dataclasses import dataclass, field
 from typing import Callable, ClassVar, Dict, Optional, Sequence, Tuple, TypeVar, Union
@@ -84,9 +86,10 @@ class FileContext:
             made = self._analyses[build] = build(self)
         return made
 
-    @property
+    @functools.cached_property
     def model(self) -> SemanticModel:
-        """The file's semantic model (``codemods.model``), built on first use and shared by every rule."""
+        """The file's semantic model (``codemods.model``), built on first use and shared by every rule (then a
+        plain attribute: rules read it a few hundred times per file)."""
         return self.analysis(SemanticModel)
 
     def supports(self, needed: str) -> bool:
