@@ -137,7 +137,8 @@ class Facts:
         self.qualname = ctx.qualname
         self.assignments: Dict[int, list] = {}  # id(region) -> ``carry.carry_assignments`` there
         self.calls: List[cst.Call] = []  # every call the walk meets (all those any node runs)
-        self.flow_nodes: List[cst.CSTNode] = []  # where ``Flow`` records or binds: see ``_walk_flow_node``
+        self.flow_nodes: List[cst.CSTNode] = []  # where ``Flow`` records or binds: see ``_walk_flow_node``,
+        # and the in-place writes it checks: augmented assignments, assignments to an item
         self._runners: Dict[str, Set[int]] = {}  # what a node runs -> ids of the nodes that run it
         self.param_names: Dict[int, Set[str]] = {}  # id(scope) -> ``param_names`` of that scope
         self.function_of: Dict[int, Optional[cst.FunctionDef]] = {}
@@ -246,6 +247,8 @@ class Facts:
     def _walk_assign(self, node: cst.Assign, chain: Chain, nograd: bool, function) -> bool:
         for target in node.targets:
             self._target(target.target, "value", node.value, chain, node, function)
+            if _writes_item(target.target):
+                self.flow_nodes.append(node)
         self._freeze_assign(node, chain, function)
         target = node.targets[0].target
         if (len(node.targets) == 1 and literal(node.value) is True and isinstance(target, cst.Attribute)
@@ -265,6 +268,7 @@ class Facts:
         if isinstance(node, cst.AnnAssign) and node.value is not None:
             self._target(node.target, "value", node.value, chain, node, function)
         elif isinstance(node, cst.AugAssign):
+            self.flow_nodes.append(node)
             if isinstance(node.target, cst.Name):
                 self._loads.append((node.target, chain))
             self._target(node.target, "aug", node, chain, node, function)
@@ -614,6 +618,15 @@ _BINDING_KINDS = {
     BindingKind.CLASS: lambda b: ("class", b.node, b.node),
 }
 _LITERALS = frozenset({cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString})  # nothing in them to record
+
+
+def _writes_item(target: cst.CSTNode) -> bool:
+    """An assignment target that is, or unpacks to, an item (``x[i] = ...``, ``a, x[i] = ...``)."""
+    if type(target) in (cst.Tuple, cst.List):
+        return any(_writes_item(element.value) for element in target.elements)
+    if type(target) is cst.StarredElement:
+        return _writes_item(target.value)
+    return type(target) is cst.Subscript
 
 
 def is_backward(qualname, call: cst.Call) -> bool:

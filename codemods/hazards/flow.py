@@ -4,7 +4,7 @@ leaves (TM602), ``.grad`` of non-leaves (TM606) and ``list(tensor)`` (TM603)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -47,6 +47,7 @@ NOGRAD_KEY = ""  # env entry: True = grad off, False = grad on, None = not known
 
 
 Env = Dict[str, Optional[Val]]
+_PENDING = Val("pending")  # ``_class_attr``'s memo for an attribute being computed
 _COMPREHENSIONS = frozenset(COMPREHENSIONS)
 
 
@@ -75,8 +76,12 @@ class Flow:
         self.live = facts.running("flow", lambda: [
             *(call for call in facts.calls if method_name(call) in INPLACE_METHODS or (
                 type(call.func) is cst.Name and call.func.value == "list")), *facts.flow_nodes])
+        self.cyclic = False  # a class attribute's value was asked while it was being computed
         self.module_env = self._scope(facts.module, (facts.module,), {NOGRAD_KEY: False})
-        for function in facts.functions:
+        functions = [function for function in facts.functions if id(function) in self.live]
+        if len(functions) < len(facts.functions) and not self._classes_acyclic():
+            functions = facts.functions  # the other scopes record nothing, but their order settles the classes'
+        for function in functions:
             chain = facts.chain(function)
             env: Env = {NOGRAD_KEY: facts.function_nograd(function) or any(
                 isinstance(s, cst.FunctionDef) and facts.function_nograd(s) for s in chain[1:])}
@@ -491,13 +496,48 @@ class Flow:
             return self._class_attr(base.cls, attr)
         return None
 
+    def _classes_acyclic(self) -> bool:
+        """Whether the local classes' attributes are valued without a cycle among them. ``_class_attr``
+        answers ``None`` for an attribute still being computed, so only a cycle makes a value depend on which
+        scope asks first; without one, the scopes that record nothing need not be followed (what the classes
+        are worth is then the same whatever asks). Each attribute with bindings is valued here, once, and kept
+        unless a cycle turns up; a class that reaches a local base twice (diamonds, base cycles) is not looked
+        into."""
+        lineages: Dict[str, List[str]] = {}
+        for cls_name in self.facts.classes:
+            lineage = lineages[cls_name] = []
+            todo = [cls_name]
+            while todo:
+                name = todo.pop()
+                if name in lineage:
+                    return False
+                lineage.append(name)
+                todo.extend(dotted(b.value) for b in self.facts.classes[name].bases
+                            if dotted(b.value) in self.facts.classes)
+        attrs: Dict[str, Set[str]] = {}
+        for cls_name, attr in self.facts.self_attrs:
+            attrs.setdefault(cls_name, set()).add(attr)
+        saved = dict(self._class_memo)
+        for cls_name, lineage in lineages.items():
+            for name in lineage:
+                for attr in attrs.get(name, ()):
+                    self._class_attr(cls_name, attr)
+        if self.cyclic:
+            self._class_memo = saved
+        return not self.cyclic
+
     def _class_attr(self, cls_name: str, attr: str) -> Optional[Val]:
         key = (cls_name, attr)
         if key in self._class_memo:
-            return self._class_memo[key]
-        self._class_memo[key] = None
+            found = self._class_memo[key]
+            if found is _PENDING:
+                self.cyclic = True
+                return None
+            return found
+        self._class_memo[key] = _PENDING
         bindings = self.facts._class_attr_bindings(cls_name, attr)
         if not bindings or self.facts.class_frozen(cls_name, "self." + attr):
+            self._class_memo[key] = None
             return None
         saved = self.chain, self.owner
         values = []

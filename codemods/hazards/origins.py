@@ -10,7 +10,6 @@ from codemods.hazards.analysis import (COMPREHENSIONS, Chain, Facts, PLAIN_BUILT
                                        bound_targets, covers, is_factory, is_optimizer_call, parameters_of,
                                        requires_grad_source, running_nodes, statement_of)
 from codemods.hazards.carry import read_first
-from codemods.hazards.flow import Flow
 from codemods.syntax import argument, method_name
 from codemods.torchapi import (DERIVING_METHODS, GRAD_CONSUMERS, GRAD_READERS, IDENTITY_METHODS, MODULE_SELF_METHODS,
                                NO_GRAPH_ATTRIBUTES, NO_GRAPH_TENSOR_METHODS, NOT_MATH, VARIABLE)
@@ -32,8 +31,8 @@ class GraphOrigin:
     SIZE_BUILTINS = frozenset({"len", "int", "float", "str", "bool", "range", "print", "isinstance", "type",
                                "format", "id", "hash", "repr"})
 
-    def __init__(self, facts: Facts, flow: Flow, chain: Chain, region: cst.CSTNode):
-        self.facts, self.flow, self.chain, self.region = facts, flow, chain, region
+    def __init__(self, facts: Facts, chain: Chain, region: cst.CSTNode):
+        self.facts, self.chain, self.region = facts, chain, region
         self.qualname = facts.qualname
         self.uses = Uses(facts)
         body = region.body if isinstance(region, (cst.For, cst.While, cst.FunctionDef)) else region

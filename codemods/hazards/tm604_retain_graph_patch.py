@@ -7,7 +7,6 @@ import libcst as cst
 
 from codemods.base import Example, Rule
 from codemods.hazards.analysis import Chain, Facts, enclosing_loop, hazard_facts, running_nodes
-from codemods.hazards.flow import flow_of
 from codemods.hazards.origins import GraphOrigin
 from codemods.syntax import argument, literal, method_name
 from codemods.torchapi import AUTOGRAD_CALLS
@@ -85,7 +84,7 @@ class RetainGraphPatch(Rule):
             if isinstance(inner, cst.Call) and inner is not call and facts.runs_backward(inner):
                 return True
         region = enclosing_loop(facts, call, scope) or scope
-        origin = GraphOrigin(facts, flow_of(self.ctx), chain, region)
+        origin = GraphOrigin(facts, chain, region)
         return any(origin.outside(name) == GraphOrigin.GRAPH for name in origin.free_names(receiver))
 
 

@@ -7,6 +7,7 @@ import pytest
 from codemods.base import FileContext
 from codemods.hazards.analysis import DEFERRED, bound_targets, hazard_facts, is_backward, running_nodes
 from codemods.hazards.carry import carry_assignments, read_first
+from codemods.hazards.flow import Flow
 from codemods.names import ImportMap, dotted
 from codemods.syntax import method_name
 from codemods.walk import build_index, children, indexed
@@ -149,3 +150,44 @@ def test_region_answers_match_their_definitions(name):
             loops = [loop for loop, _ in facts.loops]
             assert [facts.runs_backward(loop.body) for loop in loops] == [True, True, True, False]
             assert [facts.detaches_in_place(loop.body) for loop in loops] == [True, False, False, False]
+
+
+CYCLE = '''
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = net.b[0]
+        self.b = net.a.parameters()
+
+    def forward(self, x):
+        self.a.add_(x)
+        return x
+
+net = Net()
+'''
+
+
+def _flow_outcome(module, index, follow_every_scope, monkeypatch):
+    """What ``Flow`` records and what it makes of the classes' attributes, following only the scopes that can
+    record (as it does) or every scope (``_classes_acyclic`` answering no)."""
+    with indexed(index), monkeypatch.context() as patch:
+        if follow_every_scope:
+            patch.setattr(Flow, "_classes_acyclic", lambda self: False)
+        facts = hazard_facts(FileContext(module=module, imports=ImportMap(module)))
+        flow = Flow(facts)
+        attrs = {key: flow._class_attr(*key) for key in sorted(facts.self_attrs)}
+        return flow.inplace, flow.nonleaf_grads, flow.tensors, flow.module_env, attrs, flow.cyclic
+
+
+@pytest.mark.parametrize("name", sorted({**SOURCES, "cycle": CYCLE}))
+def test_flow_follows_only_the_scopes_that_record(name, monkeypatch):
+    """Skipping the scopes that record nothing changes no finding and no class attribute's value. With a cycle
+    among the attributes every scope is followed: their values depend on the order they are asked in (asked
+    first from ``forward``, ``self.a`` would be a parameter, and ``add_`` on it a finding)."""
+    module = cst.parse_module(SOURCES.get(name, CYCLE))
+    index = build_index(module)
+    skipping = _flow_outcome(module, index, False, monkeypatch)
+    assert skipping[:5] == _flow_outcome(module, index, True, monkeypatch)[:5], name
+    assert skipping[5] == (name == "cycle"), name
