@@ -55,7 +55,7 @@ class StaleStep:
 class Steps:
     def __init__(self, model: SemanticModel):
         self.model = model
-        self._optimizers: Dict[Tuple[int, str], Optional[FrozenSet[str]]] = {}
+        self._optimizers: Dict[Tuple[int, Optional[str]], Optional[FrozenSet[str]]] = {}
         self._statements: Dict[int, _Statement] = {}
 
     def stale(self, blocks: Sequence[cst.CSTNode], calls: Sequence[cst.Call]) -> List[StaleStep]:
@@ -65,8 +65,10 @@ class Steps:
         can take part in a ``StaleStep``."""
         first_step: Dict[int, int] = {}  # id(block) -> index of its first statement that runs a step
         last_backward: Dict[int, int] = {}  # id(block) -> index of its last statement that runs a backward
+        step_calls = []
         for node in calls:
             if method_name(node) == "step" and not node.args:
+                step_calls.append(node)
                 for block, index in _running_in(node):
                     first_step[id(block)] = min(index, first_step.get(id(block), index))
             elif is_backward(self.model.qualname, node):
@@ -74,10 +76,24 @@ class Steps:
                     last_backward[id(block)] = max(index, last_backward.get(id(block), index))
         found: List[StaleStep] = []
         for node in blocks:
-            if first_step.get(id(node), len(node.body)) < last_backward.get(id(node), -1):
-                body = node.body[:last_backward[id(node)] + 1]
+            end = last_backward.get(id(node), -1)
+            if first_step.get(id(node), len(node.body)) < end and self._steps_before(node, end, step_calls):
+                body = node.body[:end + 1]
                 found.extend(self._block(body, [self._statement(stmt) for stmt in body]))
         return found
+
+    def _steps_before(self, block: cst.CSTNode, end: int, step_calls: Sequence[cst.Call]) -> bool:
+        """Whether a statement of ``block`` before the ``end``-th holds a step of an optimizer the file shows
+        (its ``_Statement.steps`` are among these: the steps under it, resolved in its scope). Most blocks
+        have none, and then no backward there can be stale: their statements need no walk."""
+        for call in step_calls:
+            child, up = call, parent(call)
+            while up is not None and up is not block:
+                child, up = up, parent(up)
+            if up is not None and any(stmt is child for stmt in block.body[:end]) and self.optimizer_modules(
+                    call.func.value, self.model.scope_of(child)):
+                return True
+        return False
 
     def _block(self, body: Sequence[cst.CSTNode], infos: List[_Statement]) -> List[StaleStep]:
         found = []
@@ -164,7 +180,14 @@ class Steps:
         info.calls.append(call)
 
     def optimizer_modules(self, expr: cst.CSTNode, scope: Scope) -> Optional[FrozenSet[str]]:
-        """The modules whose parameters the optimizer ``expr`` (a name or ``self.x``) updates."""
+        """The modules whose parameters the optimizer ``expr`` (a name or ``self.x``) updates; kept per scope
+        and spelling."""
+        key = (id(scope), dotted(expr))
+        if key not in self._optimizers:
+            self._optimizers[key] = self._optimizer_modules(expr, scope)
+        return self._optimizers[key]
+
+    def _optimizer_modules(self, expr: cst.CSTNode, scope: Scope) -> Optional[FrozenSet[str]]:
         if type(expr) is cst.Name:
             _, bindings = self.model.lookup(expr.value, scope)
             values = [(b.value, scope) for b in bindings or () if b.kind is BindingKind.ASSIGN]
