@@ -176,15 +176,15 @@ class Facts:
 
     # -- collection ---------------------------------------------------------------
     def _target(self, target: cst.CSTNode, kind: str, value, chain: Chain, where: cst.CSTNode, function) -> None:
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:  # ``type(...) is``: node classes are final, their isinstance is slow
             self._stores.add(id(target))
-        elif isinstance(target, (cst.Tuple, cst.List)):
+        elif type(target) in (cst.Tuple, cst.List):
             for element in target.elements:
                 self._target(element.value, kind if kind in ("for", "comp", "with") else "unpack",
                              value, chain, where, function)
-        elif isinstance(target, cst.StarredElement):
+        elif type(target) is cst.StarredElement:
             self._target(target.value, "unpack", value, chain, where, function)
-        elif isinstance(target, cst.Attribute):
+        elif type(target) is cst.Attribute:
             self.attr_stores.setdefault(target.attr.value, []).append(target)
             self.defines_typo |= target.attr.value in TYPOS and dotted(target.value) == "self"
             owner = self.class_of.get(id(function)) if function is not None else None
@@ -198,8 +198,14 @@ class Facts:
         handler = WALKERS.get(type(node))
         if handler is not None and handler(self, node, chain, nograd, function):
             return  # the handler walked what it needed
-        for child in children(node):
-            if type(child) not in _LITERALS:
+        for child in children(node):  # the commonest children are taken here, without a call of ``_walk``
+            kind = type(child)
+            if kind is cst.Arg:
+                child = child.value  # as ``_walk_arg``: not the keyword
+                kind = type(child)
+            if kind is cst.Name:
+                self._walk_name(child, chain, nograd, function)
+            elif kind not in _LITERALS:
                 self._walk(child, chain, nograd, function)
 
     def _walk_class(self, node: cst.ClassDef, chain: Chain, nograd: bool, function) -> bool:
@@ -265,25 +271,26 @@ class Facts:
 
     def _walk_binding(self, node: cst.CSTNode, chain: Chain, nograd: bool, function) -> bool:
         """Annotated/augmented assignments, loops, comprehensions, walrus, with and except targets."""
-        if isinstance(node, cst.AnnAssign) and node.value is not None:
+        kind = type(node)
+        if kind is cst.AnnAssign and node.value is not None:
             self._target(node.target, "value", node.value, chain, node, function)
-        elif isinstance(node, cst.AugAssign):
+        elif kind is cst.AugAssign:
             self.flow_nodes.append(node)
-            if isinstance(node.target, cst.Name):
+            if type(node.target) is cst.Name:
                 self._loads.append((node.target, chain))
             self._target(node.target, "aug", node, chain, node, function)
-        elif isinstance(node, cst.For):
+        elif kind is cst.For:
             self._target(node.target, "for", node.iter, chain, node, function)
             self.loops.append((node, chain))
-        elif isinstance(node, cst.While):
+        elif kind is cst.While:
             self.loops.append((node, chain))
-        elif isinstance(node, cst.CompFor):
+        elif kind is cst.CompFor:
             self._target(node.target, "comp", node.iter, chain, node, function)
-        elif isinstance(node, cst.NamedExpr):
+        elif kind is cst.NamedExpr:
             self._target(node.target, "value", node.value, chain, node, function)
-        elif isinstance(node, cst.WithItem) and node.asname is not None:
+        elif kind is cst.WithItem and node.asname is not None:
             self._target(node.asname.name, "with", node.item, chain, node, function)
-        elif isinstance(node, cst.ExceptHandler) and node.name is not None:
+        elif kind is cst.ExceptHandler and node.name is not None:
             self._target(node.name.name, "with", None, chain, node, function)
         return False
 
@@ -329,9 +336,10 @@ class Facts:
     def _call(self, node: cst.Call, chain: Chain, nograd: bool, function) -> bool:
         self.calls.append(node)
         method = method_name(node)
-        if is_backward(self.qualname, node):
+        qualified = self.qualname(node.func)
+        if _backward(node, qualified):
             self.backwards.append((node, chain))
-        if (self.qualname(node.func) or "").startswith(INPUT_GRADIENTS):
+        if (qualified or "").startswith(INPUT_GRADIENTS):
             self.input_gradients = True
         if method == "requires_grad_":
             flag = argument(node, "requires_grad", 0)
@@ -413,7 +421,11 @@ class Facts:
         for node in self.scope_nodes:
             scopes[id(node)] = node
             for name, found in self._model_scope(node).bindings.items():
-                converted = [_BINDING_KINDS[b.kind](b) for b in found if b.kind in _BINDING_KINDS]
+                converted = []
+                for binding in found:
+                    convert = _BINDING_KINDS.get(binding.kind)  # one hash of the enum: its __hash__ is Python's
+                    if convert is not None:
+                        converted.append(convert(binding))
                 if converted:
                     binds[(id(node), name)] = converted
                     bound.setdefault(id(node), set()).add(name)
@@ -631,7 +643,11 @@ def _writes_item(target: cst.CSTNode) -> bool:
 
 def is_backward(qualname, call: cst.Call) -> bool:
     """``t.backward(...)`` (not a module function named backward), ``torch.autograd.backward/grad``."""
-    qualified = qualname(call.func)
+    return _backward(call, qualname(call.func))
+
+
+def _backward(call: cst.Call, qualified: Optional[str]) -> bool:
+    """``is_backward`` of a call whose callee's qualified name is known."""
     return (method_name(call) == "backward" and qualified is None) or qualified in AUTOGRAD_CALLS
 
 
