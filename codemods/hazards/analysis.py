@@ -572,8 +572,8 @@ class Facts:
     # -- backward -------------------------------------------------------------------
     def runs_backward(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` (a loop body, a call) calls backward, directly or through a local function."""
-        return id(node) in self.running("backward", lambda: [*(call for call, _ in self.backwards),
-                                                             *filter(self._calls_backward_function, self.calls)])
+        return id(node) in self.running("backward", lambda: [*(call for call, _ in self.backwards), *(
+            filter(self._calls_backward_function, self.calls) if self.backward_functions else ())])
 
     def detaches_in_place(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` calls ``.detach_()``."""
@@ -596,9 +596,9 @@ class Facts:
 
     def _calls_backward_function(self, call: cst.Call) -> bool:
         func = call.func  # train_step(...) or self.train_step(...)
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self":
             func = func.attr
-        return isinstance(func, cst.Name) and func.value in self.backward_functions
+        return type(func) is cst.Name and func.value in self.backward_functions
 
     def in_nograd(self, node: cst.CSTNode, chain: Chain) -> bool:
         if self.model.grad_mode(node) in (GradMode.OFF, GradMode.SWITCHED):  # a `with` that (maybe) turns it off

@@ -35,26 +35,27 @@ class Carry:
         self.params = params  # dotted names that are parameters or modules (math with them builds a graph)
 
     def level(self, node: cst.CSTNode, tainted: Dict[str, int]) -> int:
-        name = dotted(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+        kind = type(node)  # not isinstance: node classes are final, and their ABCMeta check is slow
+        name = dotted(node) if kind is cst.Name or kind is cst.Attribute else None
         if name is not None and name in tainted:
             return tainted[name]
-        if isinstance(node, cst.Attribute):
+        if kind is cst.Attribute:
             if node.attr.value in NO_GRAPH_ATTRIBUTES:
                 return 0
             return self.level(node.value, tainted)
-        if isinstance(node, cst.Subscript):
+        if kind is cst.Subscript:
             return self.level(node.value, tainted)
-        if isinstance(node, (cst.Tuple, cst.List)):
+        if kind is cst.Tuple or kind is cst.List:
             return max((self.level(e.value, tainted) for e in node.elements), default=0)
-        if isinstance(node, cst.IfExp):
+        if kind is cst.IfExp:
             return max(self.level(node.body, tainted), self.level(node.orelse, tainted))
-        if isinstance(node, cst.UnaryOperation):
+        if kind is cst.UnaryOperation:
             return self.level(node.expression, tainted)
-        if isinstance(node, cst.BinaryOperation):
+        if kind is cst.BinaryOperation:
             return self._math([node.left, node.right], tainted)
-        if isinstance(node, cst.AugAssign):  # x += v computes x + v
+        if kind is cst.AugAssign:  # x += v computes x + v
             return self._math([node.target, node.value], tainted)
-        if isinstance(node, COMPREHENSIONS):
+        if kind in COMPREHENSIONS:
             inner = dict(tainted)
             comp = node.for_in
             while comp is not None:
@@ -65,7 +66,7 @@ class Carry:
                 comp = comp.inner_for_in
             return max((self.level(getattr(node, part), inner) for part in ("elt", "key", "value")
                         if getattr(node, part, None) is not None), default=0)
-        if isinstance(node, cst.Call):
+        if kind is cst.Call:
             return self._call(node, tainted)
         return 0
 
