@@ -131,7 +131,11 @@ class SemanticModel:
 
     # -- scopes ---------------------------------------------------------------------------------------
     def scope_of(self, node: cst.CSTNode) -> Scope:
-        """The scope whose names ``node`` sees (a function's decorators and defaults are outside it)."""
+        """The scope whose names ``node`` sees (a function's decorators and defaults are outside it); a
+        statement's from the walk's table, without the walk up its ancestors."""
+        found = self._collected.statement_scopes.get(id(node))
+        if found is not None:
+            return found
         scopes = self._collected.scopes
         child, current = node, parent(node)
         while current is not None:
