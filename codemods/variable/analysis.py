@@ -269,17 +269,13 @@ class VariableFacts:
         self._items: Optional[List[Fact]] = None
 
     # ---- collection (called from the rules' handlers) ----
-    def ancestors(self, node: cst.CSTNode) -> tuple:
-        """The nodes from the module down to ``node``, itself last (as ``ctx.ancestors`` has them)."""
-        return (*reversed(self.model.ancestors(node)), node)
-
     @functools.cached_property
     def calls(self) -> List[Tuple[cst.Call, tuple]]:
-        return [(node, self.ancestors(node)) for node in self.call_nodes]
+        return [(node, self.model.chain(node)) for node in self.call_nodes]
 
     @functools.cached_property
     def backward(self) -> List[tuple]:
-        return [self.ancestors(node) for node in self.backward_nodes]
+        return [self.model.chain(node) for node in self.backward_nodes]
 
     def scope(self, ancestors: Sequence[cst.CSTNode]) -> Scope:
         """The model's scope of the node at the end of ``ancestors``."""
@@ -330,7 +326,7 @@ class VariableFacts:
             family_kind, value = "def", binding.node
         else:  # parameters, with/except targets, imports, classes, del
             family_kind, value = "unknown", None
-        ancestors = [*reversed(self.model.ancestors(binding.node)), binding.node]
+        ancestors = self.model.chain(binding.node)
         index = self.position(scope, ancestors)
         killing = (kind is BindingKind.ASSIGN and type(binding.node) in (cst.Assign, cst.AnnAssign)
                    and index is not None and ancestors[-2] is not None and type(ancestors[-2]) is cst.SimpleStatementLine
@@ -356,11 +352,11 @@ class VariableFacts:
             elif qualname is None:
                 self.call_nodes.append(node)
         if qualname == VARIABLE:
-            self.variable_calls.append(self._parse(node, self.ancestors(node)))
+            self.variable_calls.append(self._parse(node, self.model.chain(node)))
             return
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value == "volatile":
-                self.volatile_calls.append((node, self.ancestors(node), arg.value))
+                self.volatile_calls.append((node, self.model.chain(node), arg.value))
 
     @staticmethod
     def _parse(node: cst.Call, ancestors: tuple) -> _Call:
@@ -497,7 +493,7 @@ class VariableFacts:
         if key not in self.memo:
             self.memo[key] = False  # recursion proves nothing
             scope = self.model.scope_of_definition(function)
-            returns = [(value, self.position(scope, [*reversed(self.model.ancestors(value)), value]))
+            returns = [(value, self.position(scope, self.model.chain(value)))
                        for value in scope.returns]
             self.memo[key] = bool(returns) and id(function) not in self.generators and all(
                 self.is_data(value, scope, at) for value, at in returns)
