@@ -73,8 +73,7 @@ class Scope:
         return type(self.node) in (cst.FunctionDef, cst.Lambda)
 
 
-@dataclass(frozen=True)
-class CallSite:
+class CallSite(NamedTuple):  # a named tuple, as ``Binding``
     call: cst.Call
     scope: Scope
 

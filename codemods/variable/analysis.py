@@ -21,7 +21,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence,
 
 import libcst as cst
 
-from codemods.model import Binding, BindingKind, GradMode, Scope
+from codemods.model import Binding, BindingKind, GradMode, Scope, SemanticModel
 from codemods.model.scopes import COMPREHENSIONS
 from codemods.names import dotted
 from codemods.syntax import keep_comments
@@ -253,7 +253,6 @@ class VariableFacts:
     def __init__(self, ctx) -> None:
         self.ctx = ctx
         self.feeder: Optional[Rule] = None  # the one rule of the family that collects during the traversal
-        self.model = ctx.model
         self._orders: Dict[int, Dict[int, int]] = {}  # id(scope node) -> id(top-level statement) -> index
         self._converted: Dict[Tuple[int, str], List[_Binding]] = {}
         self.variable_calls: List[_Call] = []
@@ -267,6 +266,12 @@ class VariableFacts:
         self.generators: Set[int] = set()  # id(function) of generator functions
         self.memo: Dict[tuple, bool] = {}
         self._items: Optional[List[Fact]] = None
+
+    @functools.cached_property
+    def model(self) -> SemanticModel:
+        """The file's model, asked for only when a decision needs it (a file without ``Variable`` calls,
+        references or ``volatile=`` needs none)."""
+        return self.ctx.model
 
     # ---- collection (called from the rules' handlers) ----
     @functools.cached_property
