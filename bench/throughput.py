@@ -192,15 +192,16 @@ import resource, subprocess, sys, time
 start = time.perf_counter()
 status = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
 elapsed = time.perf_counter() - start
-print(elapsed, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, status)
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(elapsed, usage.ru_maxrss, status, usage.ru_utime + usage.ru_stime)
 '''
 
 
 def measure(command, env) -> tuple:
-    """(seconds, peak RSS in MiB of the largest process in the tree, exit status)."""
+    """(seconds, peak RSS in MiB of the largest process in the tree, exit status, CPU seconds of the tree)."""
     output = subprocess.run([sys.executable, "-c", MEASURE, *command], env=env, capture_output=True, text=True,
                             check=True).stdout.split()
-    return float(output[0]), int(output[1]) / 1024, int(output[2])
+    return float(output[0]), int(output[1]) / 1024, int(output[2]), float(output[3])
 
 
 def torchfix_binary() -> Path:
@@ -268,15 +269,16 @@ def main() -> None:
         if not args.no_torchfix:
             times["torchfix"] = measure([str(torchfix_binary()), "--fix", *jobs, str(copies["torchfix"])], env)
 
-        broken = [name for name, (_, _, status) in times.items() if status not in (0, 1)]
+        broken = [name for name, (_, _, status, _) in times.items() if status not in (0, 1)]
         if broken:
             sys.exit(f"runs that failed (exit status not 0 or 1): {', '.join(broken)}; no ratios")
-        print(f"\n{'run':<16}{'seconds':>10}{'peak RSS MiB':>15}{'exit':>6}")
-        for name, (seconds, rss, status) in times.items():
-            print(f"{name:<16}{seconds:>10.2f}{rss:>15.0f}{status:>6}")
+        print(f"\n{'run':<16}{'seconds':>10}{'CPU s':>8}{'peak RSS MiB':>15}{'exit':>6}")
+        for name, (seconds, rss, status, cpu) in times.items():
+            print(f"{name:<16}{seconds:>10.2f}{cpu:>8.2f}{rss:>15.0f}{status:>6}")
         cold, floor = times["cold rewrite"][0], times["floor"][0]
         print("\nratios (targets in brackets):")
-        print(f"  cold rewrite / parse+codegen    : {cold / floor:.2f}  [<= 2]")
+        print(f"  cold rewrite / parse+codegen    : {cold / floor:.2f}  [<= 2]  (CPU: "
+              f"{times['cold rewrite'][3] / times['floor'][3]:.2f})")
         if "torchfix" in times:
             print(f"  cold rewrite / TorchFix --fix   : {cold / times['torchfix'][0]:.3f}  [<= 0.1]")
         print(f"  second rewrite / cold rewrite   : {times['second rewrite'][0] / cold:.3f}  [<= 0.05]")
