@@ -337,7 +337,7 @@ class DataAnalysis:
             return True
         # another `name.data` of the scope shows it (`images.data.cpu()`): what TM303 makes of that one
         # (`images.detach().cpu()`) is evidence for the next run, so it must be for this one
-        return any(self._chain_evidence([*reversed(self.model.ancestors(attr)), attr], s)
+        return any(self._chain_evidence(self.model.chain(attr), s)
                    for s in scopes for attr in self._data_reads().get((id(s), name), ()))
 
     def _data_reads(self) -> Dict[tuple, List[cst.Attribute]]:
@@ -375,7 +375,7 @@ class DataAnalysis:
         if not self.torch_file:
             return None
         if is_data(node.value) and index_value(node) == 0:
-            site = self.site(node.value, [*reversed(self.model.ancestors(node.value)), node.value])
+            site = self.site(node.value, self.model.chain(node.value))
             if site is None or site.kind in INDEX_SITES:
                 return None  # TM301's (`x.data.data[0]` loses a redundant `.data`: then it is an element here)
         scope = self.model.scope_of(node)
@@ -384,7 +384,7 @@ class DataAnalysis:
         receiver = self.value(node.value, scope)
         if receiver.rank == 0 or (receiver.rank or 0) > 1 or receiver.kind not in (Kind.TENSOR, Kind.UNKNOWN):
             return None
-        ancestors = [*reversed(self.model.ancestors(node)), node]
+        ancestors = self.model.chain(node)
         if written(ancestors):
             return None
         proven = receiver.kind is Kind.TENSOR and receiver.rank == 1

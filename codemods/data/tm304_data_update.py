@@ -91,9 +91,11 @@ class DataUpdate(Rule):
         analysis = self.ctx.analysis(DataAnalysis)
         if not analysis.has_data:
             return
-        ancestors = self.ctx.ancestors
         scope = analysis.model.scope_of(node)
-        if not analysis.is_update(node, scope) or analysis.inside_update(ancestors[:-1], scope):
+        if not analysis.is_update(node, scope):
+            return
+        ancestors = self.ctx.ancestors
+        if analysis.inside_update(ancestors[:-1], scope):
             return
         block = ancestors[-2]
         if type(block) not in (cst.IndentedBlock, cst.Module):

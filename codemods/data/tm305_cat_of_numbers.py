@@ -48,10 +48,10 @@ class CatOfNumbers(Rule):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        model = self.ctx.model
-        if type(node.func) is not cst.Attribute or model.qualname(node.func) != "torch.cat" or not node.args \
+        if type(node.func) is not cst.Attribute or self.ctx.qualname(node.func) != "torch.cat" or not node.args \
                 or node.args[0].keyword is not None or node.args[0].star:
             return
+        model = self.ctx.model  # only now: a file without ``torch.cat`` does not need it from this rule
         sources = self._elements(node.args[0].value, node)
         if sources and all(model.value(value, scope).is_tensor and model.value(value, scope).is_number
                            for value, scope in sources):

@@ -2,7 +2,8 @@
 
 **What it answers** (``ctx.model``, a ``SemanticModel``):
 
-- *parents*: ``parent(node)``, ``ancestors(node)``, from the engine's one index of the tree;
+- *parents*: ``parent(node)``, ``ancestors(node)``, ``chain(node)`` (memoized), from the engine's one index of
+  the tree;
 - *scopes and bindings*: ``scope_of(node)``, ``lookup(name, scope)`` -> the scope that binds the name and
   its bindings (``Binding``: assignment, unpacking with the element's index, augmented assignment, ``for``
   and comprehension targets, ``with ... as``, parameters with their defaults, imports, ``def``/``class``,
@@ -90,6 +91,7 @@ class SemanticModel:
         self._lists: Dict[tuple, Optional[list]] = {}
         self._appended: Dict[Tuple[int, str], Optional[list]] = {}
         self._changed: Dict[Tuple[int, str], bool] = {}
+        self._chains: Dict[int, Tuple[cst.CSTNode, ...]] = {}  # id(node) -> ``chain(node)``
 
     # -- the tree ----------------------------------------------------------------------------------
     @staticmethod
@@ -103,6 +105,24 @@ class SemanticModel:
         while current is not None:
             found.append(current)
             current = parent(current)
+        return found
+
+    def chain(self, node: cst.CSTNode) -> Tuple[cst.CSTNode, ...]:
+        """The nodes from the module down to ``node``, itself last (``ctx.ancestors`` of ``node``). Memoized per
+        node and made from the nearest memoized ancestor's chain, so the chains of nodes in one block or one
+        expression cost one step each instead of a walk to the module."""
+        chains = self._chains
+        missing, current = [], node
+        while current is not None:
+            found = chains.get(id(current))
+            if found is not None and found[-1] is current:  # checked by identity: an id reused by a new node
+                break
+            missing.append(current)
+            current = parent(current)
+        else:
+            found = ()
+        for current in reversed(missing):
+            found = chains[id(current)] = (*found, current)
         return found
 
     # -- names ---------------------------------------------------------------------------------------
@@ -131,7 +151,11 @@ class SemanticModel:
 
     # -- scopes ---------------------------------------------------------------------------------------
     def scope_of(self, node: cst.CSTNode) -> Scope:
-        """The scope whose names ``node`` sees (a function's decorators and defaults are outside it)."""
+        """The scope whose names ``node`` sees (a function's decorators and defaults are outside it); a
+        statement's from the walk's table, without the walk up its ancestors."""
+        found = self._collected.statement_scopes.get(id(node))
+        if found is not None:
+            return found
         scopes = self._collected.scopes
         child, current = node, parent(node)
         while current is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Set, Tuple
+from typing import Dict, Iterator, List, NamedTuple, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -38,8 +38,10 @@ class BindingKind(enum.Enum):
     DELETE = "delete"  # ``del x``
 
 
-@dataclass(frozen=True)
-class Binding:
+class Binding(NamedTuple):
+    """One place a scope binds a name (a named tuple, not a frozen dataclass: a file makes thousands, and a
+    frozen dataclass's ``__init__`` costs three times as much)."""
+
     name: str
     kind: BindingKind
     value: Optional[cst.CSTNode]  # what the binding binds from (see BindingKind)
@@ -71,8 +73,7 @@ class Scope:
         return type(self.node) in (cst.FunctionDef, cst.Lambda)
 
 
-@dataclass(frozen=True)
-class CallSite:
+class CallSite(NamedTuple):  # a named tuple, as ``Binding``
     call: cst.Call
     scope: Scope
 
@@ -112,6 +113,7 @@ class Collector:
         self.all_calls: List[cst.Call] = []  # every call, in the walk's order
         self.assign_nodes: List[cst.Assign] = []  # every ``=`` statement, in source order
         self.spans: Dict[int, Tuple[int, int]] = {}  # id(statement) -> (its first, its last position)
+        self.statement_scopes: Dict[int, Scope] = {}  # id(statement) -> the scope it stands in (``scope_of``)
         self.count = 0  # the walk's position: one more for each node it enters
         self._stack: List[Scope] = [self.module_scope]
         self._run(module)
@@ -126,6 +128,7 @@ class Collector:
                 self._run(child)
         if type(node) in STATEMENTS:
             self.spans[id(node)] = (start, self.count)
+            self.statement_scopes[id(node)] = self._stack[-1]
 
     @property
     def scope(self) -> Scope:

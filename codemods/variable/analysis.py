@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import difflib
 import enum
+import functools
 from dataclasses import dataclass, field, replace
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from codemods.model import Binding, BindingKind, GradMode, Scope
+from codemods.model import Binding, BindingKind, GradMode, Scope, SemanticModel
 from codemods.model.scopes import COMPREHENSIONS
 from codemods.names import dotted
 from codemods.syntax import keep_comments
@@ -252,20 +253,35 @@ class VariableFacts:
     def __init__(self, ctx) -> None:
         self.ctx = ctx
         self.feeder: Optional[Rule] = None  # the one rule of the family that collects during the traversal
-        self.model = ctx.model
         self._orders: Dict[int, Dict[int, int]] = {}  # id(scope node) -> id(top-level statement) -> index
         self._converted: Dict[Tuple[int, str], List[_Binding]] = {}
         self.variable_calls: List[_Call] = []
         self.variable_refs: List[Tuple[cst.CSTNode, tuple]] = []
-        self.calls: List[Tuple[cst.Call, tuple]] = []
-        self.backward: List[tuple] = []
+        # Calls of names the file binds or leaves unresolved and of ``self`` methods; ``backward()`` and autograd
+        # calls. Most files never ask for their ancestors (``calls``, ``backward``): those are made on first use.
+        self.call_nodes: List[cst.Call] = []
+        self.backward_nodes: List[cst.Call] = []
         self.yields: List[tuple] = []
         self.volatile_calls: List[Tuple[cst.Call, tuple, cst.BaseExpression]] = []  # helpers given `volatile=`
         self.generators: Set[int] = set()  # id(function) of generator functions
         self.memo: Dict[tuple, bool] = {}
         self._items: Optional[List[Fact]] = None
 
+    @functools.cached_property
+    def model(self) -> SemanticModel:
+        """The file's model, asked for only when a decision needs it (a file without ``Variable`` calls,
+        references or ``volatile=`` needs none)."""
+        return self.ctx.model
+
     # ---- collection (called from the rules' handlers) ----
+    @functools.cached_property
+    def calls(self) -> List[Tuple[cst.Call, tuple]]:
+        return [(node, self.model.chain(node)) for node in self.call_nodes]
+
+    @functools.cached_property
+    def backward(self) -> List[tuple]:
+        return [self.model.chain(node) for node in self.backward_nodes]
+
     def scope(self, ancestors: Sequence[cst.CSTNode]) -> Scope:
         """The model's scope of the node at the end of ``ancestors``."""
         return self.model.scope_of(ancestors[-1])
@@ -315,7 +331,7 @@ class VariableFacts:
             family_kind, value = "def", binding.node
         else:  # parameters, with/except targets, imports, classes, del
             family_kind, value = "unknown", None
-        ancestors = [*reversed(self.model.ancestors(binding.node)), binding.node]
+        ancestors = self.model.chain(binding.node)
         index = self.position(scope, ancestors)
         killing = (kind is BindingKind.ASSIGN and type(binding.node) in (cst.Assign, cst.AnnAssign)
                    and index is not None and ancestors[-2] is not None and type(ancestors[-2]) is cst.SimpleStatementLine
@@ -324,28 +340,28 @@ class VariableFacts:
             index = -1
         return _Binding(family_kind, value, scope, index, killing)
 
-    def collect_call(self, node: cst.Call, ancestors: tuple) -> None:
+    def collect_call(self, node: cst.Call) -> None:
         func = node.func
         qualname = None
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             if func.attr.value in ("Variable", "backward", "grad"):
                 qualname = self.ctx.qualname(func)
             if func.attr.value == "backward" or qualname in torchapi.AUTOGRAD_CALLS:
-                self.backward.append(ancestors)
-            elif isinstance(func.value, cst.Name) and func.value.value == "self":
-                self.calls.append((node, ancestors))
-        elif isinstance(func, cst.Name):
+                self.backward_nodes.append(node)
+            elif type(func.value) is cst.Name and func.value.value == "self":
+                self.call_nodes.append(node)
+        elif type(func) is cst.Name:
             qualname = self.ctx.qualname(func)
             if qualname in torchapi.AUTOGRAD_CALLS:
-                self.backward.append(ancestors)
+                self.backward_nodes.append(node)
             elif qualname is None:
-                self.calls.append((node, ancestors))
+                self.call_nodes.append(node)
         if qualname == VARIABLE:
-            self.variable_calls.append(self._parse(node, ancestors))
+            self.variable_calls.append(self._parse(node, self.model.chain(node)))
             return
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value == "volatile":
-                self.volatile_calls.append((node, ancestors, arg.value))
+                self.volatile_calls.append((node, self.model.chain(node), arg.value))
 
     @staticmethod
     def _parse(node: cst.Call, ancestors: tuple) -> _Call:
@@ -482,7 +498,7 @@ class VariableFacts:
         if key not in self.memo:
             self.memo[key] = False  # recursion proves nothing
             scope = self.model.scope_of_definition(function)
-            returns = [(value, self.position(scope, [*reversed(self.model.ancestors(value)), value]))
+            returns = [(value, self.position(scope, self.model.chain(value)))
                        for value in scope.returns]
             self.memo[key] = bool(returns) and id(function) not in self.generators and all(
                 self.is_data(value, scope, at) for value, at in returns)
@@ -1005,18 +1021,24 @@ class _Planner:
             inside = self._subtrees[id(node)] = {id(n) for n in walk(node)}
         return inside
 
+    def _members(self, region: _Region, chains: Iterable[tuple]) -> List[tuple]:
+        """The ancestor chains of ``chains`` whose last node is in ``region`` (as ``_in_region`` tells, with one
+        look-up in the region's node set per chain: a region is checked against every call of the file)."""
+        if region.kind == "range":
+            return [anc for anc in chains if self._in_region(region, anc)]
+        inside = self._inside(region.node)
+        return [anc for anc in chains if id(anc[-1]) in inside]
+
     def _unwrappable(self, region: _Region) -> str:
-        if any(self._in_region(region, anc) for anc in self.facts.backward):
+        if self._members(region, self.facts.backward):
             return "the code around it also calls `backward()`, so it cannot all run under `torch.no_grad()`"
         with_backward = self._backward_functions()
-        for call, anc in self.facts.calls:
-            if not self._in_region(region, anc):
-                continue
-            target = self._resolve(call, anc)
+        for anc in self._members(region, (anc for _, anc in self.facts.calls)):
+            target = self._resolve(anc[-1], anc)
             if target is not None and id(target) in with_backward:
                 return (f"the code around it calls `{target.name.value}()`, which calls `backward()`, so it cannot "
                         "all run under `torch.no_grad()`")
-        if any(self._in_region(region, anc) for anc in self.facts.yields):
+        if self._members(region, self.facts.yields):
             return "the code around it yields, and `torch.no_grad()` would stay on in the consumer"
         return ""
 

@@ -29,7 +29,7 @@ class VariableFamilyRule(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.feeds:
-            self.facts.collect_call(node, tuple(self.ctx.ancestors))
+            self.facts.collect_call(node)
 
     def visit_Name(self, node: cst.Name) -> None:
         if self.feeds and node.value in self.ctx.imports.aliases and self.ctx.qualname(node) == VARIABLE:
