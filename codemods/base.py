@@ -153,6 +153,9 @@ class Rule:
     - ``min_torch``: the oldest torch that the rule's *output* runs on. Under a lower ``--min-torch`` the
       engine leaves the code and reports it instead; a rule with an older spelling for older torch asks
       ``self.ctx.supports("1.8")`` and declares the oldest of its spellings here.
+    - ``listens`` (an instance may set it in ``__init__``): False when this instance's ``visit_*`` handlers have
+      nothing to do in this file, e.g. all but the first rule of a family whose first rule collects for all;
+      the engine then calls only its ``leave_Module``.
     """
 
     code: ClassVar[str]
@@ -164,6 +167,7 @@ class Rule:
     changes: ClassVar[Sequence[Example]] = ()
     keeps: ClassVar[Sequence[str]] = ()
     min_torch: ClassVar[str] = "0.4"
+    listens: bool = True
 
     def __init__(self, ctx: FileContext):
         self.ctx = ctx

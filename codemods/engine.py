@@ -70,10 +70,10 @@ class _Dispatcher:
         self.leaves: list = []
         for rule in rules:
             for kind, node_type, attr in _handler_names(type(rule)):
-                if kind == "visit":
-                    self.visits.setdefault(node_type, []).append(getattr(rule, attr))
-                else:
+                if kind == "leave":
                     self.leaves.append(getattr(rule, attr))
+                elif rule.listens:
+                    self.visits.setdefault(node_type, []).append(getattr(rule, attr))
 
     def run(self, module: cst.Module, order: Sequence[cst.CSTNode]) -> None:
         visits, ctx = self.visits, self.ctx

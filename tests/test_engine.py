@@ -132,3 +132,32 @@ def test_handlers_see_their_ancestors_and_leave_module_runs_after_every_visit():
         ("call", ["Module", "FunctionDef", "IndentedBlock", "SimpleStatementLine", "Return", "Call", "Arg", "Call"],
          "Arg"),
         ("module", True)]
+
+
+def test_a_rule_that_does_not_listen_gets_only_leave_module():
+    """A family whose first rule collects for all (the variable family) sets ``listens`` on the others: their
+    visit handlers are not called at all, their leave_Module is."""
+    from codemods.base import Rule
+
+    seen = []
+
+    class Collector(Rule):
+        code, name, summary = "TM997", "collector", "test rule"
+        first = None
+
+        def __init__(self, ctx):
+            super().__init__(ctx)
+            self.listens = Collector.first is None
+            Collector.first = Collector.first or self
+
+        def visit_Call(self, node):
+            seen.append(("call", self is Collector.first))
+
+        def leave_Module(self, node):
+            seen.append(("module", self is Collector.first))
+
+    class Second(Collector):
+        code = "TM996"
+
+    run_rules("f(g(1))\n", [Collector, Second])
+    assert seen == [("call", True), ("call", True), ("module", True), ("module", False)]

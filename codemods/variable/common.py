@@ -25,26 +25,24 @@ class VariableFamilyRule(Rule):
         self.facts = ctx.analysis(VariableFacts)
         if self.facts.feeder is None:
             self.facts.feeder = self
-        self.feeds = self.facts.feeder is self  # one rule of the family collects for all of them
+        self.listens = self.facts.feeder is self  # one rule of the family collects for all of them
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.feeds:
-            self.facts.collect_call(node)
+        self.facts.collect_call(node)
 
     def visit_Name(self, node: cst.Name) -> None:
-        if self.feeds and node.value in self.ctx.imports.aliases and self.ctx.qualname(node) == VARIABLE:
+        if node.value in self.ctx.imports.aliases and self.ctx.qualname(node) == VARIABLE:
             self.facts.variable_refs.append((node, tuple(self.ctx.ancestors)))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if self.feeds and node.attr.value == "Variable" and self.ctx.qualname(node) == VARIABLE:
+        if node.attr.value == "Variable" and self.ctx.qualname(node) == VARIABLE:
             self.facts.variable_refs.append((node, tuple(self.ctx.ancestors)))
 
     def visit_Yield(self, node: cst.Yield) -> None:
-        if self.feeds:
-            function = next((n for n in reversed(self.ctx.ancestors) if type(n) in (cst.FunctionDef, cst.Lambda)), None)
-            self.facts.yields.append(tuple(self.ctx.ancestors))
-            if function is not None:
-                self.facts.generators.add(id(function))
+        function = next((n for n in reversed(self.ctx.ancestors) if type(n) in (cst.FunctionDef, cst.Lambda)), None)
+        self.facts.yields.append(tuple(self.ctx.ancestors))
+        if function is not None:
+            self.facts.generators.add(id(function))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         for fact in self.facts.items():
