@@ -4,7 +4,7 @@ The model gives scopes and bindings; this module adds the legacy-era answers the
 facts (never rule codes or messages):
 
 - ``FileFacts``: the file's ``torch.save`` calls, argparse defaults, names used as modules or passed to
-  ``load_state_dict``, and whether it builds uint8 tensors (one walk, on first use);
+  ``load_state_dict``, and whether it builds uint8 tensors (from the model's calls, on first use);
 - ``Evaluator``: per expression, is it a module, may it require grad, its ``Dtype`` in every legacy version
   (``torch.arange``/``.sum()`` results are *not* known integers: 0.3 gave floats and Python numbers), the
   ``Saved`` kind of a ``torch.save``d object, and the keys that name a file path.
@@ -24,7 +24,6 @@ from codemods import torchapi
 from codemods.model import BindingKind, Scope, SemanticModel
 from codemods.names import dotted
 from codemods.syntax import argument, code, literal, method_name, string
-from codemods.walk import walk
 
 
 
@@ -53,7 +52,8 @@ class Saved(enum.Enum):
 
 @dataclass
 class FileFacts:
-    """The file-wide facts the family reads (one walk over the tree, on first use)."""
+    """The file-wide facts the family reads (on first use, from the model's list of calls: walking the tree
+    for them cost more than reading them)."""
 
     saves: List[cst.Call] = field(default_factory=list)
     argparse_defaults: Dict[str, cst.CSTNode] = field(default_factory=dict)
@@ -65,9 +65,7 @@ class FileFacts:
     @classmethod
     def build(cls, ctx) -> "FileFacts":
         facts, model = cls(), ctx.model
-        for node in walk(ctx.module):
-            if type(node) is not cst.Call:
-                continue
+        for node in model.calls():
             func = node.func
             method = method_name(node)
             if method is not None:
