@@ -2,11 +2,12 @@
 spelling a replacement name the way the file imports it."""
 from __future__ import annotations
 
-from typing import List, Optional, Sequence
+from typing import ClassVar, FrozenSet, List, Optional, Sequence
 
 import libcst as cst
 
-from codemods.names import dotted
+from codemods.base import Rule
+from codemods.names import CANONICAL, dotted
 from codemods.syntax import keyword
 
 
@@ -51,6 +52,34 @@ def set_keyword(call: cst.Call, name: str, source: str) -> cst.Call:
 
 def keywords_of(call: cst.Call) -> List[str]:
     return [a.keyword.value for a in call.args if a.keyword is not None]
+
+
+class TableRule(Rule):
+    """A rule about the functions of ``table`` (qualified names). ``resolve`` tells which of them a reference
+    may be without resolving most references, which the walk meets by the thousand: an attribute by its last
+    name (``qualname`` keeps it, but for the aliases it canonicalises), a name by the file's imports (read once,
+    when the rule is made for the file)."""
+
+    table: ClassVar[FrozenSet[str]] = frozenset()
+    last_names: ClassVar[FrozenSet[str]] = frozenset()  # of ``table``'s names and of the aliases of them
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        aliases = (alias for alias, qualified in CANONICAL.items() if qualified in cls.table)
+        cls.last_names = frozenset(q.rpartition(".")[2] for q in (*cls.table, *aliases))
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.imported = frozenset(local for local, full in ctx.imports.aliases.items()
+                                  if CANONICAL.get(full, full) in self.table)
+
+    def resolve(self, node: cst.CSTNode) -> Optional[str]:
+        """``qualname(node)`` where it may be in ``table``; None where it cannot."""
+        kind = type(node)
+        if (kind is cst.Attribute and node.attr.value in self.last_names) or (
+                kind is cst.Name and node.value in self.imported):
+            return self.ctx.model.qualname(node)
+        return None
 
 
 def whole_reference(model, node: cst.CSTNode) -> bool:
