@@ -55,7 +55,8 @@ _BLOCKS = (cst.Module, cst.IndentedBlock)
 
 
 def _condition(node: cst.CSTNode) -> str:
-    """Comparable text of a test: no whitespace, no outer parentheses."""
+    """Comparable text of a test: no whitespace, no outer parentheses (the plan's own tests, a dotted name or
+    ``torch.cuda.is_available()``, are written so: they are their conditions, without being parsed)."""
     if isinstance(node, cst.BaseExpression) and node.lpar:
         node = node.with_changes(lpar=(), rpar=())
     return "".join(code(node).split())
@@ -278,22 +279,32 @@ class _Facts:
 
     # -- what an assignment is ------------------------------------------------------
     def _assign(self, node: cst.Assign) -> None:
+        """A device, a flag or a type selection: told from the value first, as most assignments are none of
+        them; only those get their scope and binding looked up."""
         if len(node.targets) != 1:
             return
         target = node.targets[0].target
         name = dotted(target)
         if name is None:
             return
+        value, selected = node.value, None
+        if self._is_device_value(value):
+            found = self.devices
+        elif self.is_flag_value(value):
+            found = self.flags
+        elif type(target) is cst.Name and (selected := self._selected_type(value)) is not None:
+            found = self.selections
+        else:
+            return
         scope = self.chain(node)[0]
         binding = next((b for b in reversed(self.bound(scope, name)) if b.node is node), None)
         if binding is None:
             return  # a class body's attribute
-        if self._is_device_value(node.value):
-            self.devices.append((name, binding, scope))
-        elif self.is_flag_value(node.value):
-            self.flags.append((name, binding, scope))
-        elif type(target) is cst.Name:
-            self._selection(name, node.value, binding.line)
+        if selected is not None:
+            test = value.test if isinstance(value, cst.IfExp) else None
+            found.append((name, selected, test, binding.line, self.where(value)))
+        else:
+            found.append((name, binding, scope))
 
     def _is_device_value(self, value: cst.CSTNode) -> bool:
         if isinstance(value, cst.Call):
@@ -316,15 +327,15 @@ class _Facts:
                                                           for c in value.comparisons)
         return False
 
-    def _selection(self, target: str, value: cst.CSTNode, line: cst.SimpleStatementLine) -> None:
-        """``Tensor = torch.cuda.FloatTensor if args.cuda else torch.FloatTensor`` or ``dtype = torch.cuda.X``."""
+    def _selected_type(self, value: cst.CSTNode) -> Optional[str]:
+        """``X`` for ``torch.cuda.FloatTensor if args.cuda else torch.FloatTensor`` or ``torch.cuda.X``."""
         test, chosen = (value.test, value.body) if isinstance(value, cst.IfExp) else (None, value)
         module, _, last = (self.qualname(chosen) or "").rpartition(".")
         if module != "torch.cuda" or last not in TENSOR_TYPES:
-            return
+            return None
         if test is not None and self.qualname(value.orelse) != f"torch.{last}":
-            return
-        self.selections.append((target, last, test, line, self.where(value)))
+            return None
+        return last
 
 
 def _is_plain(node: cst.CSTNode) -> bool:
@@ -620,16 +631,15 @@ class DevicePlan:
         """A plain name after the flag; for ``obj.flag`` in a function also ``obj.device``."""
         index, cuda = self._cudastring()
         value = f'{self.torch}.device("{cuda}" if {flag} else "cpu")'
-        condition = _condition(self._expr(flag))
         name = next(n for n in DEVICE_NAMES if not self.ctx.model.uses_name(n))
         end = self._end(binding.line)
-        modes = [_Device(name, scope, end, None, condition, index,
+        modes = [_Device(name, scope, end, None, flag, index,
                          definition=f"{name} = {value}", after=binding.line)]
         root = flag.split(".")[0]
         if "." in flag and type(scope.node) is not cst.Module:
             attr = next(n for n in DEVICE_NAMES if not self.ctx.model.reads_attribute(root, n)
                         and n not in self.facts.options)
-            modes.append(_Device(f"{root}.{attr}", scope, end, root, condition, index,
+            modes.append(_Device(f"{root}.{attr}", scope, end, root, flag, index,
                                  definition=f"{root}.{attr} = {value}", after=binding.line))
         return modes
 
@@ -667,7 +677,7 @@ class DevicePlan:
         index, cuda = self._cudastring()
         available = f"{self.torch}.cuda.is_available()"
         name = next(n for n in DEVICE_NAMES if not self.ctx.model.uses_name(n))
-        return _Device(name, self.ctx.model.module_scope, end, None, _condition(self._expr(available)), index,
+        return _Device(name, self.ctx.model.module_scope, end, None, available, index,
                        definition=f'{name} = {self.torch}.device("{cuda}" if {available} else "cpu")',
                        after=anchor, at=at, blank_line=at != 0)
 
@@ -737,7 +747,7 @@ class DevicePlan:
         for call, where in self.facts.cuda_calls:
             local = self._is_cuda_guard(where)
             if local is not None:
-                device = _Device(local, where.chain[0], 0, condition=_condition(self._expr(local[:-6] + "is_cuda")),
+                device = _Device(local, where.chain[0], 0, condition=local[:-6] + "is_cuda",
                                  known=False)
             else:
                 device = self._find(where)
