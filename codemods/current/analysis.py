@@ -69,8 +69,7 @@ class FileFacts:
             func = node.func
             method = method_name(node)
             if method is not None:
-                name = dotted(func.value)
-                if name and method in torchapi.MODULE_METHODS:
+                if method in torchapi.MODULE_METHODS and (name := dotted(func.value)):
                     facts.module_names.add(name)
                 if method == "load_state_dict" and node.args and dotted(node.args[0].value):
                     facts.state_dict_args.add(dotted(node.args[0].value))
@@ -78,10 +77,11 @@ class FileFacts:
                     facts._argparse(node)
             elif type(func) is cst.Name:
                 facts.called_names.add(func.value)
-            qualified = model.qualname(func) or ""
-            if qualified.rpartition(".")[2] == "ByteTensor" or method == "byte" or any(
+            # ``qualname`` keeps a method's name: only these two may resolve to ``*.ByteTensor`` or ``torch.save``
+            qualified = (model.qualname(func) or "") if method is None or method in ("ByteTensor", "save") else ""
+            if not facts.makes_uint8 and (qualified.rpartition(".")[2] == "ByteTensor" or method == "byte" or any(
                     a.keyword is not None and a.keyword.value == "dtype" and (dotted(a.value) or "").endswith("uint8")
-                    for a in node.args):
+                    for a in node.args)):
                 facts.makes_uint8 = True
             if qualified == "torch.save" and node.args:
                 facts.saves.append(node)

@@ -62,7 +62,8 @@ class RemovedModule(Rule):
     )
 
     def visit_Name(self, node: cst.Name) -> None:
-        self._reference(node)
+        if node.value in self.ctx.imports.aliases:  # else ``qualname`` is None: told without the calls
+            self._reference(node)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._reference(node)

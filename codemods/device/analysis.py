@@ -13,6 +13,8 @@ it. What the plan decides is described in the family's docstring (``codemods/dev
 from __future__ import annotations
 
 import enum
+import functools
+import keyword as python_keyword
 import re
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
@@ -20,7 +22,7 @@ from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Sequenc
 import libcst as cst
 
 from codemods.base import SUPPRESSION
-from codemods.names import dotted
+from codemods.names import CANONICAL, dotted
 from codemods.syntax import TIGHT_EQUAL, code, keyword, string
 from codemods.model import Binding, BindingKind, Scope, SemanticModel
 from codemods.walk import parent
@@ -41,6 +43,10 @@ SIZE_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide)
 DATA_METHODS = frozenset({"tolist"})
 # Statements that raise without CUDA (as does ``set_default_tensor_type(torch.cuda.X)``); TM205 guards them.
 CUDA_ONLY_STATEMENTS = frozenset({"torch.cuda.set_device", "torch.cuda.synchronize"})
+# The last names of the functions ``_Facts._call`` resolves (an attribute of another last name cannot resolve to
+# one of them: ``qualname`` keeps it but for the aliases it canonicalises, whose last names are added).
+SITE_NAMES = frozenset({*TENSOR_TYPES, "Tensor", *(q.rpartition(".")[2] for q in (
+    *DEFAULT_DTYPE_SETTERS, *CUDA_ONLY_STATEMENTS, *CANONICAL))})
 # ``.cuda(...)`` keywords naming the GPU (``device_id`` is the 0.1/0.2 spelling).
 INDEX_KEYWORDS = frozenset({"device", "device_id"})
 DEVICE_NAMES = ("device", "torch_device", "device_")  # the first one the file does not use names the device
@@ -238,6 +244,8 @@ class _Facts:
                 self.type_calls.append((node, self.where(node)))
             elif method == "add_argument":
                 self._option(node)
+            if method not in SITE_NAMES:
+                return
         qualified = self.qualname(func)
         if qualified is None:
             return
@@ -487,8 +495,17 @@ class DevicePlan:
     def _bound(self, scope: Scope, name: str) -> List[_Bound]:
         return self.facts.bound(scope, name)
 
-    def _expr(self, code: str) -> cst.BaseExpression:
-        return cst.parse_expression(code)
+    @staticmethod
+    def _expr(code: str) -> cst.BaseExpression:
+        """``code`` as an expression. The usual one, a dotted name (a device, a dtype, a factory), is built: the
+        same tree as the parser's, without its cost in every fix."""
+        parts = code.split(".")
+        if not all(part.isidentifier() and not python_keyword.iskeyword(part) for part in parts):
+            return cst.parse_expression(code)
+        node: cst.BaseExpression = cst.Name(parts[0])
+        for part in parts[1:]:
+            node = cst.Attribute(value=node, attr=cst.Name(part))
+        return node
 
     def _need_torch(self) -> None:
         """Call from a fix that writes ``torch.``: import it where the file does not."""
@@ -623,24 +640,29 @@ class DevicePlan:
             return None
         return found[0][0][0], found[0][1]
 
+    @functools.cached_property
     def _cudastring(self) -> Tuple[Optional[int], str]:
+        """The created device's index and string (one per file: each flag's candidates and the definition ask)."""
         index = self._index_policy()
         return index, ("cuda" if index is None else f"cuda:{index}")
 
+    def _definition(self, target: str, condition: str, cuda: str) -> str:
+        """The statement that creates a device (``_plan_definition`` builds the same one as a tree)."""
+        return f'{target} = {self.torch}.device("{cuda}" if {condition} else "cpu")'
+
     def _modes(self, flag: str, binding: _Bound, scope: Scope) -> List[_Device]:
         """A plain name after the flag; for ``obj.flag`` in a function also ``obj.device``."""
-        index, cuda = self._cudastring()
-        value = f'{self.torch}.device("{cuda}" if {flag} else "cpu")'
+        index, cuda = self._cudastring
         name = next(n for n in DEVICE_NAMES if not self.ctx.model.uses_name(n))
         end = self._end(binding.line)
         modes = [_Device(name, scope, end, None, flag, index,
-                         definition=f"{name} = {value}", after=binding.line)]
+                         definition=self._definition(name, flag, cuda), after=binding.line)]
         root = flag.split(".")[0]
         if "." in flag and type(scope.node) is not cst.Module:
             attr = next(n for n in DEVICE_NAMES if not self.ctx.model.reads_attribute(root, n)
                         and n not in self.facts.options)
             modes.append(_Device(f"{root}.{attr}", scope, end, root, flag, index,
-                                 definition=f"{root}.{attr} = {value}", after=binding.line))
+                                 definition=self._definition(f"{root}.{attr}", flag, cuda), after=binding.line))
         return modes
 
     def _default(self) -> _Device:
@@ -674,11 +696,11 @@ class DevicePlan:
                 start += 1
             anchor = body[start]
             end = self._end(anchor)
-        index, cuda = self._cudastring()
+        index, cuda = self._cudastring
         available = f"{self.torch}.cuda.is_available()"
         name = next(n for n in DEVICE_NAMES if not self.ctx.model.uses_name(n))
         return _Device(name, self.ctx.model.module_scope, end, None, available, index,
-                       definition=f'{name} = {self.torch}.device("{cuda}" if {available} else "cpu")',
+                       definition=self._definition(name, available, cuda),
                        after=anchor, at=at, blank_line=at != 0)
 
     def _end(self, statement: cst.CSTNode) -> int:
@@ -1026,7 +1048,13 @@ class DevicePlan:
         device = self.device
         if device is None or not self.users:
             return
-        statement = cst.parse_statement(device.definition)
+        # ``device.definition`` built, not parsed (the parser cost a fifth of the plan); its condition is a
+        # dotted flag or ``torch.cuda.is_available()``
+        condition = device.condition
+        test = cst.Call(self._expr(condition[:-2])) if condition.endswith("()") else self._expr(condition)
+        choice = cst.IfExp(test, cst.SimpleString(f'"{self._cudastring[1]}"'), cst.SimpleString('"cpu"'))
+        value = cst.Call(self._expr(f"{self.torch}.device"), [cst.Arg(choice)])
+        statement = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(self._expr(device.expr))], value)])
         if device.blank_line:
             statement = statement.with_changes(leading_lines=[cst.EmptyLine()])
 
@@ -1045,13 +1073,21 @@ class DevicePlan:
         self._add(device.after, Act.DEFINITION, {"definition": device.definition, "for": min(self.users)}, fix)
 
 
-def device_plan(ctx) -> "DevicePlan":
-    """The plan for the file (``ctx.analysis(device_plan)``): which rule owns each ``Act`` comes from the
-    family's rules (their ``kinds``), which of them run from ``ctx.codes``."""
+@functools.lru_cache(maxsize=None)
+def _family() -> Tuple[frozenset, Dict["Act", str]]:
+    """The family's codes, and which of them owns each ``Act`` (from its rules' ``kinds``): found once, not for
+    every file (finding the rules lists the package)."""
     import codemods
 
     rules = codemods.family_rules("device")
     owners = {act: rule.code for rule in rules for act in getattr(rule, "kinds", ())}
-    return DevicePlan(ctx, {rule.code for rule in rules} & ctx.codes, owners)
+    return frozenset(rule.code for rule in rules), owners
+
+
+def device_plan(ctx) -> "DevicePlan":
+    """The plan for the file (``ctx.analysis(device_plan)``): which rule owns each ``Act`` comes from the
+    family's rules (their ``kinds``), which of them run from ``ctx.codes``."""
+    codes, owners = _family()
+    return DevicePlan(ctx, set(codes & ctx.codes), owners)
 
 
