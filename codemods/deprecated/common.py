@@ -2,6 +2,7 @@
 spelling a replacement name the way the file imports it."""
 from __future__ import annotations
 
+import keyword as python_keyword
 from typing import ClassVar, FrozenSet, List, Optional, Sequence
 
 import libcst as cst
@@ -9,6 +10,18 @@ import libcst as cst
 from codemods.base import Rule
 from codemods.names import CANONICAL, dotted
 from codemods.syntax import keyword
+
+
+def expression(code: str) -> cst.BaseExpression:
+    """``code`` as an expression. The usual one in a fix, a dotted name, is built: the same tree as the parser's,
+    at a fraction of its cost (the parser dominated the fixes that spell a name)."""
+    parts = code.split(".")
+    if not all(part.isidentifier() and not python_keyword.iskeyword(part) for part in parts):
+        return cst.parse_expression(code)
+    node: cst.BaseExpression = cst.Name(parts[0])
+    for part in parts[1:]:
+        node = cst.Attribute(value=node, attr=cst.Name(part))
+    return node
 
 
 def with_args(call: cst.Call, args: List[cst.Arg]) -> cst.Call:
@@ -108,7 +121,7 @@ class Spelling:
         imports = self.ctx.imports
         base = imports.aliases.get(head)
         if base is not None and not isinstance(old, cst.Name) and qualified.startswith(base + "."):
-            return cst.parse_expression(head + qualified[len(base):])
+            return expression(head + qualified[len(base):])
         spelled = imports.local_name(qualified)
         if spelled is None:
             module, _, obj = qualified.rpartition(".")
@@ -118,7 +131,7 @@ class Spelling:
             else:
                 self.ctx.add_import(qualified.split(".")[0])
                 spelled = qualified
-        return cst.parse_expression(spelled)
+        return expression(spelled)
 
     def forget(self, old: cst.CSTNode) -> None:
         """Call from a fix: drop the import the old reference used, if nothing else uses it."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import enum
 import functools
-import keyword as python_keyword
 import re
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
@@ -22,6 +21,7 @@ from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Sequenc
 import libcst as cst
 
 from codemods.base import SUPPRESSION
+from codemods.deprecated.common import expression
 from codemods.names import CANONICAL, dotted
 from codemods.syntax import TIGHT_EQUAL, code, keyword, string
 from codemods.model import Binding, BindingKind, Scope, SemanticModel
@@ -495,18 +495,6 @@ class DevicePlan:
     def _bound(self, scope: Scope, name: str) -> List[_Bound]:
         return self.facts.bound(scope, name)
 
-    @staticmethod
-    def _expr(code: str) -> cst.BaseExpression:
-        """``code`` as an expression. The usual one, a dotted name (a device, a dtype, a factory), is built: the
-        same tree as the parser's, without its cost in every fix."""
-        parts = code.split(".")
-        if not all(part.isidentifier() and not python_keyword.iskeyword(part) for part in parts):
-            return cst.parse_expression(code)
-        node: cst.BaseExpression = cst.Name(parts[0])
-        for part in parts[1:]:
-            node = cst.Attribute(value=node, attr=cst.Name(part))
-        return node
-
     def _need_torch(self) -> None:
         """Call from a fix that writes ``torch.``: import it where the file does not."""
         if self.ctx.imports.local_name("torch") is None:
@@ -788,12 +776,12 @@ class DevicePlan:
         """``x.cuda(0, non_blocking=True)`` / ``x.type(T)`` -> ``x.to(device[, dtype], non_blocking=True)``,
         in the layout of the original arguments."""
         def fix(node: cst.Call) -> cst.Call:
-            value = self._expr(device)
+            value = expression(device)
             new = keyword("device", value) if by_keyword else cst.Arg(value)
             args = list(node.args)
             if dtype:  # .type(T): T is replaced by the device and the dtype
                 self._need_torch()
-                args = [new, cst.Arg(self._expr(dtype))]
+                args = [new, cst.Arg(expression(dtype))]
             else:
                 gpu = self._gpu_arg(node)
                 if gpu is None:
@@ -904,11 +892,11 @@ class DevicePlan:
         def fix(node: cst.Call) -> cst.Call:
             args = list(node.args) or [cst.Arg(cst.Integer("0"))]
             dtype = self._dtype(type_name, empty=form == "empty")
-            args += [keyword("dtype", self._expr(dtype))] if dtype else []
-            args += [keyword("device", self._expr(device))] if device else []
+            args += [keyword("dtype", expression(dtype))] if dtype else []
+            args += [keyword("device", expression(device))] if device else []
             self._need_torch()
             self._forget(node.func)
-            return node.with_changes(func=self._expr(f"{self.torch}.{form}"), args=args)
+            return node.with_changes(func=expression(f"{self.torch}.{form}"), args=args)
         return fix
 
     def _forget(self, type_node: cst.CSTNode) -> None:
@@ -1040,7 +1028,7 @@ class DevicePlan:
     def _guard_fix(self, node: cst.SimpleStatementLine) -> cst.If:
         self._need_torch()
         body = cst.IndentedBlock(body=[node.with_changes(leading_lines=())])
-        test = self._expr(f"{self.torch}.cuda.is_available()")
+        test = expression(f"{self.torch}.cuda.is_available()")
         return cst.If(test=test, body=body, leading_lines=node.leading_lines)
 
     # -- the definition ----------------------------------------------------------------------
@@ -1051,10 +1039,10 @@ class DevicePlan:
         # ``device.definition`` built, not parsed (the parser cost a fifth of the plan); its condition is a
         # dotted flag or ``torch.cuda.is_available()``
         condition = device.condition
-        test = cst.Call(self._expr(condition[:-2])) if condition.endswith("()") else self._expr(condition)
+        test = cst.Call(expression(condition[:-2])) if condition.endswith("()") else expression(condition)
         choice = cst.IfExp(test, cst.SimpleString(f'"{self._cudastring[1]}"'), cst.SimpleString('"cpu"'))
-        value = cst.Call(self._expr(f"{self.torch}.device"), [cst.Arg(choice)])
-        statement = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(self._expr(device.expr))], value)])
+        value = cst.Call(expression(f"{self.torch}.device"), [cst.Arg(choice)])
+        statement = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(expression(device.expr))], value)])
         if device.blank_line:
             statement = statement.with_changes(leading_lines=[cst.EmptyLine()])
 
