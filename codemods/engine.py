@@ -107,6 +107,13 @@ class _ApplyFixes(cst.CSTTransformer):
     def on_visit(self, node: cst.CSTNode) -> bool:
         return id(node) in self.on_path
 
+    # No attribute hooks: libcst's defaults look up a ``visit_<Node>_<field>`` method for every field visited.
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        pass
+
     def on_leave(self, original_node, updated_node):
         for fix in self.fixes.get(id(original_node), ()):
             if not isinstance(updated_node, cst.CSTNode):

@@ -60,6 +60,7 @@ class ImportMap:
     def __init__(self, module: cst.Module):
         self.aliases: Dict[str, str] = {}
         self.rebound: Set[str] = set()
+        self._answers: Dict[int, tuple] = {}  # id(node) -> (node, its qualified name): a dozen rules ask per call
         self._walk(module.body)
         for name in self.rebound:
             self.aliases.pop(name, None)
@@ -70,15 +71,21 @@ class ImportMap:
         for local, qualified in names.items():
             if local not in self.rebound:
                 self.aliases[local] = qualified
+        self._answers.clear()
 
     def qualname(self, node: cst.CSTNode) -> Optional[str]:
         """The qualified name ``node`` denotes, or ``None`` if it is not an import."""
-        if _base_name(node) not in self.aliases:
-            return None  # most names are not imports: answered without building the dotted name
-        head, _, rest = dotted(node).partition(".")
-        base = self.aliases[head]
-        full = f"{base}.{rest}" if rest else base
-        return CANONICAL.get(full, full)
+        known = self._answers.get(id(node))
+        if known is not None and known[0] is node:  # the node itself, not a later one given its id
+            return known[1]
+        answer = None
+        if _base_name(node) in self.aliases:  # most names are not imports: no dotted name built for them
+            head, _, rest = dotted(node).partition(".")
+            base = self.aliases[head]
+            full = f"{base}.{rest}" if rest else base
+            answer = CANONICAL.get(full, full)
+        self._answers[id(node)] = (node, answer)
+        return answer
 
     def local_name(self, qualified: str) -> Optional[str]:
         """How this module spells ``qualified`` (``torch.nn.functional`` -> ``F``), if it can."""

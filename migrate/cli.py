@@ -299,6 +299,10 @@ def main() -> None:
         sys.exit(1)
     except typer.TyperException as error:  # a usage error: plain lines, as the commands' own errors
         _usage_error(error)
+    if hasattr(signal, "pthread_sigmask"):
+        # The run is over and its status decided: a SIGINT/SIGTERM now would meet the handlers the
+        # interpreter resets while it shuts down and end a finished run as killed (exit -15).
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     sys.exit(status or 0)
 
 

@@ -369,8 +369,12 @@ def _read_back(source: Source, raw: bytes) -> Source:
                             in_new=True) from None
 
 
-def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type]) -> FileResult:
-    """Run the rules on one file until they change nothing; in WRITE mode replace it atomically if it changed."""
+def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type],
+                 write: Optional[Callable[..., None]] = None) -> FileResult:
+    """Run the rules on one file until they change nothing; in WRITE mode replace it atomically if it changed.
+
+    ``write`` replaces ``write_now`` (same arguments) where the write may finish later: a worker hands it to
+    its writer thread, and the result is complete once that write is done."""
     result = FileResult(str(shown))
     try:
         source = read_source(real)
@@ -397,12 +401,10 @@ def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type
         result.patch = (_patch(shown, source.raw, final.raw) if type(source) is Source
                         else _notebook_diff(shown, source, final))
     elif options.mode == WRITE:
-        failed = _write(shown, real, source.raw, final.raw)
-        if failed:
-            result.error, result.internal, result.changed = failed, False, False
-        elif settled is not None:
-            result.written = (cache_key(final.raw, shown, options, repo.fingerprint(real, final.raw)),
-                              final.localize(settled.findings))
+        written = None if settled is None else (cache_key(final.raw, shown, options,
+                                                          repo.fingerprint(real, final.raw)),
+                                                final.localize(settled.findings))
+        (write or write_now)(result, shown, real, source.raw, final.raw, written)
     return result
 
 
@@ -520,6 +522,17 @@ def _patch(shown: Path, old: bytes, new: bytes) -> bytes:
     return b"".join(line if line.endswith(b"\n") else line + b"\n\\ No newline at end of file\n" for line in lines)
 
 
+def write_now(result: FileResult, shown: Path, real: Path, original: bytes, new_bytes: bytes,
+              written: Optional[tuple]) -> None:
+    """Write the file and record the outcome in ``result``: an error line, or the cache entry ``written``
+    (the new bytes' key and findings) once the new text is in place."""
+    failed = _write(shown, real, original, new_bytes)
+    if failed:
+        result.error, result.internal, result.changed = failed, False, False
+    else:
+        result.written = written
+
+
 def _write(shown: Path, real: Path, original: bytes, new_bytes: bytes) -> Optional[str]:
     """Write unless the file became read-only, vanished or changed since it was read; an error line otherwise."""
     try:
@@ -556,19 +569,37 @@ def _die_with_parent(parent: int) -> None:
 
 
 def _init_worker(options: Options, stop, parent: int) -> None:
+    """Writes go to a thread of their own, so that the next file's analysis runs while the disk syncs one
+    (an fsync takes milliseconds, more than the rules on a small file). SIGTERM kills a worker, but never
+    in the middle of a write: only the writer thread takes it, and atomic_write holds it until its rename is
+    done."""
+    from concurrent.futures import ThreadPoolExecutor
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group; the parent decides
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # atomic_write holds it until its rename is done
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _die_with_parent(parent)
-    _WORKER.update(options=options, rules=options.rules(), stop=stop)
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})  # this thread, and the writer it starts...
+    writer = ThreadPoolExecutor(1, initializer=signal.pthread_sigmask,
+                                initargs=(signal.SIG_UNBLOCK, {signal.SIGTERM}))  # ...which takes it
+    writer.submit(int)  # started now: until it runs, no thread of this process would take a SIGTERM
+    _WORKER.update(options=options, rules=options.rules(), stop=stop, writer=writer)
 
 
 def _work_batch(batch: Sequence[Tuple[Path, Path]]) -> List[Optional[FileResult]]:
+    """The batch's results, each complete (its write done) when the batch is returned."""
     results: List[Optional[FileResult]] = []
+    writes = []
+
+    def write_later(*args) -> None:
+        writes.append(_WORKER["writer"].submit(write_now, *args))
+
     for shown, real in batch:
         if _WORKER["stop"].is_set():
             results.append(None)  # interrupted: the queued files are left as they are
         else:
-            results.append(process_file(shown, real, _WORKER["options"], _WORKER["rules"]))
+            results.append(process_file(shown, real, _WORKER["options"], _WORKER["rules"], write_later))
+    for done in writes:
+        done.result()
     return results
 
 

@@ -64,23 +64,32 @@ _BLOCKS = ("body", "handlers", "orelse", "finalbody", "cases")
 def _units(body: Sequence[ast.AST]) -> Iterator[Unit]:
     """Statements in source order; imports are left out (the engine adds and removes them as fixes ask)."""
     for node in body:
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
+        kind = type(node)
+        if kind is ast.Import or kind is ast.ImportFrom:
             continue
-        blocks = [getattr(node, name) for name in _BLOCKS if isinstance(getattr(node, name, None), list)]
+        blocks = _BLOCKS_OF.get(kind)
+        if blocks is None:
+            blocks = _BLOCKS_OF[kind] = tuple(name for name in _BLOCKS if name in kind._fields)
         first = _first_line(node)
-        children = [child for block in blocks for child in block]
-        if not children:
+        inner = [block for block in (getattr(node, name) for name in blocks) if block]
+        if not inner:
             yield Unit(first, node.end_lineno, node)
             continue
-        yield Unit(first, max(first, min(_first_line(child) for child in children) - 1), node, header=True)
-        for block in blocks:
+        # blocks come in source order (body, handlers, else, finally), so the first child starts first
+        yield Unit(first, max(first, _first_line(inner[0][0]) - 1), node, header=True)
+        for block in inner:
             yield from _units(block)
+
+
+_BLOCKS_OF: dict = {}  # statement type -> the fields of _BLOCKS it has
 
 
 def _first_line(node: ast.AST) -> int:
     """A statement's first line, decorators included (a match case has no position of its own)."""
-    return min([getattr(node, "lineno", None) or node.pattern.lineno]
-               + [decorator.lineno for decorator in getattr(node, "decorator_list", ())])
+    decorators = getattr(node, "decorator_list", None)
+    if decorators:
+        return decorators[0].lineno
+    return getattr(node, "lineno", None) or node.pattern.lineno
 
 
 def _merged(ranges: Iterable[Tuple[int, int]]) -> List[Tuple[int, int]]:
