@@ -4,7 +4,7 @@ The model gives scopes and bindings; this module adds the legacy-era answers the
 facts (never rule codes or messages):
 
 - ``FileFacts``: the file's ``torch.save`` calls, argparse defaults, names used as modules or passed to
-  ``load_state_dict``, and whether it builds uint8 tensors (one walk, on first use);
+  ``load_state_dict``, and whether it builds uint8 tensors (from the model's calls, on first use);
 - ``Evaluator``: per expression, is it a module, may it require grad, its ``Dtype`` in every legacy version
   (``torch.arange``/``.sum()`` results are *not* known integers: 0.3 gave floats and Python numbers), the
   ``Saved`` kind of a ``torch.save``d object, and the keys that name a file path.
@@ -24,7 +24,6 @@ from codemods import torchapi
 from codemods.model import BindingKind, Scope, SemanticModel
 from codemods.names import dotted
 from codemods.syntax import argument, code, literal, method_name, string
-from codemods.walk import walk
 
 
 
@@ -53,7 +52,8 @@ class Saved(enum.Enum):
 
 @dataclass
 class FileFacts:
-    """The file-wide facts the family reads (one walk over the tree, on first use)."""
+    """The file-wide facts the family reads (on first use, from the model's list of calls: walking the tree
+    for them cost more than reading them)."""
 
     saves: List[cst.Call] = field(default_factory=list)
     argparse_defaults: Dict[str, cst.CSTNode] = field(default_factory=dict)
@@ -65,14 +65,11 @@ class FileFacts:
     @classmethod
     def build(cls, ctx) -> "FileFacts":
         facts, model = cls(), ctx.model
-        for node in walk(ctx.module):
-            if type(node) is not cst.Call:
-                continue
+        for node in model.calls():
             func = node.func
             method = method_name(node)
             if method is not None:
-                name = dotted(func.value)
-                if name and method in torchapi.MODULE_METHODS:
+                if method in torchapi.MODULE_METHODS and (name := dotted(func.value)):
                     facts.module_names.add(name)
                 if method == "load_state_dict" and node.args and dotted(node.args[0].value):
                     facts.state_dict_args.add(dotted(node.args[0].value))
@@ -80,10 +77,11 @@ class FileFacts:
                     facts._argparse(node)
             elif type(func) is cst.Name:
                 facts.called_names.add(func.value)
-            qualified = model.qualname(func) or ""
-            if qualified.rpartition(".")[2] == "ByteTensor" or method == "byte" or any(
+            # ``qualname`` keeps a method's name: only these two may resolve to ``*.ByteTensor`` or ``torch.save``
+            qualified = (model.qualname(func) or "") if method is None or method in ("ByteTensor", "save") else ""
+            if not facts.makes_uint8 and (qualified.rpartition(".")[2] == "ByteTensor" or method == "byte" or any(
                     a.keyword is not None and a.keyword.value == "dtype" and (dotted(a.value) or "").endswith("uint8")
-                    for a in node.args):
+                    for a in node.args)):
                 facts.makes_uint8 = True
             if qualified == "torch.save" and node.args:
                 facts.saves.append(node)

@@ -53,7 +53,7 @@ class IntegerDivision(Rule):
             self._check(node, node.target, node.value, self._fix_augmented)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if has_keyword(node, "rounding_mode") or method_name(node) not in ("div", "div_"):
+        if method_name(node) not in ("div", "div_") or has_keyword(node, "rounding_mode"):
             return
         qualified = self.ctx.model.qualname(node.func)
         positional = [a.value for a in node.args if a.keyword is None and not a.star]

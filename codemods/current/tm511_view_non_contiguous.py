@@ -1,6 +1,8 @@
 """TM511: ``.view()`` of a transposed/permuted/expanded result becomes ``.reshape()``."""
 from __future__ import annotations
 
+import functools
+
 import libcst as cst
 
 from codemods import torchapi
@@ -68,13 +70,16 @@ class ViewNonContiguous(Rule):
         "import numpy as np\ndef f(a):\n    return a.transpose(1, 0).view(np.float32)\n",
     )
 
+    @functools.cached_property
+    def _has_sources(self) -> bool:
+        """The cheap gate, once per file: something in it can make a value non-contiguous."""
+        model = self.ctx.model
+        return any(model.has_attribute(name) for name in SOURCES)
+
     def visit_Call(self, node: cst.Call) -> None:
         method = method_name(node)
-        if method not in torchapi.VIEW_RESHAPES or not size_arguments(node):
+        if method not in torchapi.VIEW_RESHAPES or not size_arguments(node) or not self._has_sources:
             return
-        model = self.ctx.model
-        if not any(model.has_attribute(name) for name in SOURCES):
-            return  # the cheap gate: nothing in the file can make a value non-contiguous
         layouts = self.ctx.analysis(Layouts)
         if layouts.layout(node.func.value) is Layout.CONTIGUOUS:
             return

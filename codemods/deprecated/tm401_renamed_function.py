@@ -3,20 +3,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods.base import Example, Rule
+from codemods.base import Example
 from codemods.deprecated.arguments import SPECIAL_BUILDERS, first_of, rewrite_arguments
-from codemods.deprecated.common import Spelling, keywords_of, whole_reference
-from codemods.names import CANONICAL
+from codemods.deprecated.common import Spelling, TableRule, keywords_of, whole_reference
 from codemods.torchapi.deprecations import RENAMES, SPECIAL_RENAMES
 from codemods.torchapi.since import needed
 
-# The last name of every reference that may resolve to a renamed function (``qualname`` keeps an attribute's
-# last name, but for the aliases it canonicalises): any other attribute is skipped without resolving it.
-_LAST_NAMES = frozenset(q.rpartition(".")[2] for q in (*RENAMES, *SPECIAL_RENAMES, *(
-    k for k, v in CANONICAL.items() if v in RENAMES or v in SPECIAL_RENAMES)))
 
-
-class RenamedFunction(Rule):
+class RenamedFunction(TableRule):
     """Functions renamed or removed since 0.3, replaced by their current equivalent with the argument
     changes that keep the values (``codemods.torchapi.deprecations``): ``F.sigmoid`` -> ``torch.sigmoid``,
     ``nn.init.xavier_uniform`` -> ``xavier_uniform_``, ``clip_grad_norm`` -> ``clip_grad_norm_``,
@@ -34,6 +28,7 @@ class RenamedFunction(Rule):
     triggers = tuple(sorted({q.rpartition(".")[2] for q in (*RENAMES, *SPECIAL_RENAMES)}))
     requires = ("torch",)
     min_torch = "0.4"  # the in-place init functions and clip_grad_norm_; newer replacements check their own
+    table = frozenset((*RENAMES, *SPECIAL_RENAMES))
     changes = (
         Example("import torch\nimport torch.nn.functional as F\n\ny = F.sigmoid(x) + F.tanh(x)\n",
                 "import torch\n\ny = torch.sigmoid(x) + torch.tanh(x)\n"),
@@ -62,18 +57,12 @@ class RenamedFunction(Rule):
     )
 
     def visit_Name(self, node: cst.Name) -> None:
-        if self._may_resolve(node):
+        if node.value in self.imported:  # ``resolve``'s test, inline: the walk meets every name
             self._reference(node)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if self._may_resolve(node):
+        if node.attr.value in self.last_names:
             self._reference(node)
-
-    @staticmethod
-    def _may_resolve(node: cst.CSTNode) -> bool:
-        """``node`` may name a renamed function: a name (``qualname`` answers at once for one that is not an
-        import), an attribute with such a last name."""
-        return type(node) is cst.Name or (type(node) is cst.Attribute and node.attr.value in _LAST_NAMES)
 
     def _reference(self, node: cst.CSTNode) -> None:
         model = self.ctx.model
@@ -104,9 +93,7 @@ class RenamedFunction(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if not self._may_resolve(func):
-            return
-        qualified = self.ctx.model.qualname(func)
+        qualified = self.resolve(func)
         if qualified in SPECIAL_RENAMES:
             self._special(node, qualified)
             return

@@ -5,13 +5,13 @@ from typing import Tuple
 
 import libcst as cst
 
-from codemods.base import Example, Rule
-from codemods.deprecated.common import argument, flag, with_args
+from codemods.base import Example
+from codemods.deprecated.common import TableRule, argument, flag, with_args
 from codemods.syntax import code, keyword
 from codemods.torchapi.deprecations import LOSS_PARAMETERS, legacy_reduction
 
 
-class SizeAverageReduce(Rule):
+class SizeAverageReduce(TableRule):
     """``size_average=``/``reduce=`` on losses were replaced by ``reduction=`` (0.4.1) and now warn.
     The legacy pair maps exactly as ``torch.nn._reduction.legacy_get_string`` does (``None`` counts
     as ``True``; both true: ``'mean'``, only ``reduce``: ``'sum'``, else ``'none'``); the legacy pair
@@ -24,6 +24,7 @@ class SizeAverageReduce(Rule):
     name = "size-average-reduce"
     summary = "`size_average=`/`reduce=` on losses become the equivalent `reduction=`"
     triggers = ("size_average", "reduce", "Loss(", "loss(")
+    table = frozenset(LOSS_PARAMETERS)
     requires = ("torch",)
     changes = (
         Example("import torch.nn.functional as F\n\nloss = F.nll_loss(output, target, size_average=False)\n",
@@ -44,10 +45,9 @@ class SizeAverageReduce(Rule):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not node.args or not type(node.func) in (cst.Name, cst.Attribute):
+        if not node.args:
             return
-        qualified = self.ctx.model.qualname(node.func)
-        params = LOSS_PARAMETERS.get(qualified or "")
+        params = LOSS_PARAMETERS.get(self.resolve(node.func) or "")
         if params is None:
             return
         size_average, reduce = argument(node, params, "size_average"), argument(node, params, "reduce")

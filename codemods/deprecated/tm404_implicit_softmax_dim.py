@@ -5,12 +5,12 @@ from typing import Tuple
 
 import libcst as cst
 
-from codemods.base import Example, Rule
-from codemods.deprecated.common import argument, flag, set_keyword
+from codemods.base import Example
+from codemods.deprecated.common import TableRule, argument, flag, set_keyword
 from codemods.torchapi.deprecations import SOFTMAX_FUNCTIONS, SOFTMAX_MODULES
 
 
-class ImplicitSoftmaxDim(Rule):
+class ImplicitSoftmaxDim(TableRule):
     """``F.softmax(x)``, ``F.log_softmax(x)``, ``F.softmin(x)`` and ``nn.Softmax()`` without ``dim``
     use the legacy implicit choice (dim 0 for 0-, 1- and 3-dim inputs, else 1) and warn. The right
     ``dim`` depends on the input's rank, unknown statically: reported, with ``dim=1`` as an unsafe
@@ -21,6 +21,7 @@ class ImplicitSoftmaxDim(Rule):
     name = "implicit-softmax-dim"
     summary = "softmax/log_softmax/softmin without `dim` (legacy implicit dim) are reported; `dim=1` is an unsafe fix"
     triggers = ("softmax", "Softmax", "softmin", "Softmin")
+    table = frozenset((*SOFTMAX_FUNCTIONS, *SOFTMAX_MODULES))
     requires = ("torch",)
     changes = (
         Example("import torch.nn.functional as F\n\np = F.log_softmax(self.fc(x))\n",
@@ -35,9 +36,7 @@ class ImplicitSoftmaxDim(Rule):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not type(node.func) in (cst.Name, cst.Attribute):
-            return
-        qualified = self.ctx.model.qualname(node.func)
+        qualified = self.resolve(node.func)
         if qualified in SOFTMAX_FUNCTIONS:
             params: Tuple[str, ...] = ("input", "dim")
         elif qualified in SOFTMAX_MODULES:

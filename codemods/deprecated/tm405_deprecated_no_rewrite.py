@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods.base import Example, Rule
+from codemods.base import Example
+from codemods.deprecated.common import TableRule
 from codemods.torchapi.deprecations import REPORTED
 
 
-class DeprecatedNoRewrite(Rule):
+class DeprecatedNoRewrite(TableRule):
     """Deprecated or removed functions with no exact drop-in replacement (``REPORTED``, from
     TorchFix's deprecated symbol table and the 0.3 linear-algebra names): the replacement
     returns something else (``V`` vs ``Vh``, complex eigenvalues) or changes saved state
@@ -18,6 +19,7 @@ class DeprecatedNoRewrite(Rule):
     summary = ("deprecated or removed functions without an exact replacement (`torch.symeig`, `torch.svd`, "
                "`weight_norm`, ...) are reported")
     triggers = tuple(sorted({q.rpartition(".")[2] for q in REPORTED}))
+    table = frozenset(REPORTED)
     requires = ("torch",)
     changes = (
         Example("import torch\n\ne, v = torch.symeig(A, eigenvectors=True)\n"),
@@ -29,9 +31,7 @@ class DeprecatedNoRewrite(Rule):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not type(node.func) in (cst.Name, cst.Attribute):
-            return
-        qualified = self.ctx.model.qualname(node.func)
+        qualified = self.resolve(node.func)
         if qualified in REPORTED:
             self.report(node, f"`{qualified}` {REPORTED[qualified]}")
 

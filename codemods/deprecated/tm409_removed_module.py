@@ -6,7 +6,7 @@ from typing import Optional
 import libcst as cst
 
 from codemods.base import Example, Rule
-from codemods.deprecated.common import whole_reference
+from codemods.deprecated.common import expression, whole_reference
 from codemods.names import dotted
 from codemods.syntax import release_import
 from codemods.torchapi.deprecations import removed_entry
@@ -62,7 +62,8 @@ class RemovedModule(Rule):
     )
 
     def visit_Name(self, node: cst.Name) -> None:
-        self._reference(node)
+        if node.value in self.ctx.imports.aliases:  # else ``qualname`` is None: told without the calls
+            self._reference(node)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._reference(node)
@@ -98,7 +99,7 @@ class RemovedModule(Rule):
             for module in entry.imports:
                 self.ctx.add_import(module)
             release_import(self.ctx, target)
-            new = cst.parse_expression(replacement)
+            new = expression(replacement)
             return new.with_changes(lpar=old.lpar, rpar=old.rpar) if old.lpar else new
         self.report(target, f"`{key}` -> `{replacement}` ({entry.note})", fix)
 
@@ -125,7 +126,7 @@ class RemovedModule(Rule):
             _, key, entry = moved[0]
             new_module = self._spelling(entry).rpartition(".")[0]
             self.report(node, f"`{key}`: {entry.note}",
-                        (lambda imp: imp.with_changes(module=cst.parse_expression(new_module)))
+                        (lambda imp: imp.with_changes(module=expression(new_module)))
                         if len(node.names) == 1 else None)
             return
         module_level = type(self.ctx.model.parent(self.ctx.model.parent(node))) is cst.Module

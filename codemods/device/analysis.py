@@ -13,6 +13,7 @@ it. What the plan decides is described in the family's docstring (``codemods/dev
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
@@ -20,7 +21,8 @@ from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Sequenc
 import libcst as cst
 
 from codemods.base import SUPPRESSION
-from codemods.names import dotted
+from codemods.deprecated.common import expression
+from codemods.names import CANONICAL, dotted
 from codemods.syntax import TIGHT_EQUAL, code, keyword, string
 from codemods.model import Binding, BindingKind, Scope, SemanticModel
 from codemods.walk import parent
@@ -41,6 +43,10 @@ SIZE_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide)
 DATA_METHODS = frozenset({"tolist"})
 # Statements that raise without CUDA (as does ``set_default_tensor_type(torch.cuda.X)``); TM205 guards them.
 CUDA_ONLY_STATEMENTS = frozenset({"torch.cuda.set_device", "torch.cuda.synchronize"})
+# The last names of the functions ``_Facts._call`` resolves (an attribute of another last name cannot resolve to
+# one of them: ``qualname`` keeps it but for the aliases it canonicalises, whose last names are added).
+SITE_NAMES = frozenset({*TENSOR_TYPES, "Tensor", *(q.rpartition(".")[2] for q in (
+    *DEFAULT_DTYPE_SETTERS, *CUDA_ONLY_STATEMENTS, *CANONICAL))})
 # ``.cuda(...)`` keywords naming the GPU (``device_id`` is the 0.1/0.2 spelling).
 INDEX_KEYWORDS = frozenset({"device", "device_id"})
 DEVICE_NAMES = ("device", "torch_device", "device_")  # the first one the file does not use names the device
@@ -55,7 +61,8 @@ _BLOCKS = (cst.Module, cst.IndentedBlock)
 
 
 def _condition(node: cst.CSTNode) -> str:
-    """Comparable text of a test: no whitespace, no outer parentheses."""
+    """Comparable text of a test: no whitespace, no outer parentheses (the plan's own tests, a dotted name or
+    ``torch.cuda.is_available()``, are written so: they are their conditions, without being parsed)."""
     if isinstance(node, cst.BaseExpression) and node.lpar:
         node = node.with_changes(lpar=(), rpar=())
     return "".join(code(node).split())
@@ -237,6 +244,8 @@ class _Facts:
                 self.type_calls.append((node, self.where(node)))
             elif method == "add_argument":
                 self._option(node)
+            if method not in SITE_NAMES:
+                return
         qualified = self.qualname(func)
         if qualified is None:
             return
@@ -278,22 +287,32 @@ class _Facts:
 
     # -- what an assignment is ------------------------------------------------------
     def _assign(self, node: cst.Assign) -> None:
+        """A device, a flag or a type selection: told from the value first, as most assignments are none of
+        them; only those get their scope and binding looked up."""
         if len(node.targets) != 1:
             return
         target = node.targets[0].target
         name = dotted(target)
         if name is None:
             return
+        value, selected = node.value, None
+        if self._is_device_value(value):
+            found = self.devices
+        elif self.is_flag_value(value):
+            found = self.flags
+        elif type(target) is cst.Name and (selected := self._selected_type(value)) is not None:
+            found = self.selections
+        else:
+            return
         scope = self.chain(node)[0]
         binding = next((b for b in reversed(self.bound(scope, name)) if b.node is node), None)
         if binding is None:
             return  # a class body's attribute
-        if self._is_device_value(node.value):
-            self.devices.append((name, binding, scope))
-        elif self.is_flag_value(node.value):
-            self.flags.append((name, binding, scope))
-        elif type(target) is cst.Name:
-            self._selection(name, node.value, binding.line)
+        if selected is not None:
+            test = value.test if isinstance(value, cst.IfExp) else None
+            found.append((name, selected, test, binding.line, self.where(value)))
+        else:
+            found.append((name, binding, scope))
 
     def _is_device_value(self, value: cst.CSTNode) -> bool:
         if isinstance(value, cst.Call):
@@ -316,15 +335,15 @@ class _Facts:
                                                           for c in value.comparisons)
         return False
 
-    def _selection(self, target: str, value: cst.CSTNode, line: cst.SimpleStatementLine) -> None:
-        """``Tensor = torch.cuda.FloatTensor if args.cuda else torch.FloatTensor`` or ``dtype = torch.cuda.X``."""
+    def _selected_type(self, value: cst.CSTNode) -> Optional[str]:
+        """``X`` for ``torch.cuda.FloatTensor if args.cuda else torch.FloatTensor`` or ``torch.cuda.X``."""
         test, chosen = (value.test, value.body) if isinstance(value, cst.IfExp) else (None, value)
         module, _, last = (self.qualname(chosen) or "").rpartition(".")
         if module != "torch.cuda" or last not in TENSOR_TYPES:
-            return
+            return None
         if test is not None and self.qualname(value.orelse) != f"torch.{last}":
-            return
-        self.selections.append((target, last, test, line, self.where(value)))
+            return None
+        return last
 
 
 def _is_plain(node: cst.CSTNode) -> bool:
@@ -476,9 +495,6 @@ class DevicePlan:
     def _bound(self, scope: Scope, name: str) -> List[_Bound]:
         return self.facts.bound(scope, name)
 
-    def _expr(self, code: str) -> cst.BaseExpression:
-        return cst.parse_expression(code)
-
     def _need_torch(self) -> None:
         """Call from a fix that writes ``torch.``: import it where the file does not."""
         if self.ctx.imports.local_name("torch") is None:
@@ -612,25 +628,29 @@ class DevicePlan:
             return None
         return found[0][0][0], found[0][1]
 
+    @functools.cached_property
     def _cudastring(self) -> Tuple[Optional[int], str]:
+        """The created device's index and string (one per file: each flag's candidates and the definition ask)."""
         index = self._index_policy()
         return index, ("cuda" if index is None else f"cuda:{index}")
 
+    def _definition(self, target: str, condition: str, cuda: str) -> str:
+        """The statement that creates a device (``_plan_definition`` builds the same one as a tree)."""
+        return f'{target} = {self.torch}.device("{cuda}" if {condition} else "cpu")'
+
     def _modes(self, flag: str, binding: _Bound, scope: Scope) -> List[_Device]:
         """A plain name after the flag; for ``obj.flag`` in a function also ``obj.device``."""
-        index, cuda = self._cudastring()
-        value = f'{self.torch}.device("{cuda}" if {flag} else "cpu")'
-        condition = _condition(self._expr(flag))
+        index, cuda = self._cudastring
         name = next(n for n in DEVICE_NAMES if not self.ctx.model.uses_name(n))
         end = self._end(binding.line)
-        modes = [_Device(name, scope, end, None, condition, index,
-                         definition=f"{name} = {value}", after=binding.line)]
+        modes = [_Device(name, scope, end, None, flag, index,
+                         definition=self._definition(name, flag, cuda), after=binding.line)]
         root = flag.split(".")[0]
         if "." in flag and type(scope.node) is not cst.Module:
             attr = next(n for n in DEVICE_NAMES if not self.ctx.model.reads_attribute(root, n)
                         and n not in self.facts.options)
-            modes.append(_Device(f"{root}.{attr}", scope, end, root, condition, index,
-                                 definition=f"{root}.{attr} = {value}", after=binding.line))
+            modes.append(_Device(f"{root}.{attr}", scope, end, root, flag, index,
+                                 definition=self._definition(f"{root}.{attr}", flag, cuda), after=binding.line))
         return modes
 
     def _default(self) -> _Device:
@@ -664,11 +684,11 @@ class DevicePlan:
                 start += 1
             anchor = body[start]
             end = self._end(anchor)
-        index, cuda = self._cudastring()
+        index, cuda = self._cudastring
         available = f"{self.torch}.cuda.is_available()"
         name = next(n for n in DEVICE_NAMES if not self.ctx.model.uses_name(n))
-        return _Device(name, self.ctx.model.module_scope, end, None, _condition(self._expr(available)), index,
-                       definition=f'{name} = {self.torch}.device("{cuda}" if {available} else "cpu")',
+        return _Device(name, self.ctx.model.module_scope, end, None, available, index,
+                       definition=self._definition(name, available, cuda),
                        after=anchor, at=at, blank_line=at != 0)
 
     def _end(self, statement: cst.CSTNode) -> int:
@@ -737,7 +757,7 @@ class DevicePlan:
         for call, where in self.facts.cuda_calls:
             local = self._is_cuda_guard(where)
             if local is not None:
-                device = _Device(local, where.chain[0], 0, condition=_condition(self._expr(local[:-6] + "is_cuda")),
+                device = _Device(local, where.chain[0], 0, condition=local[:-6] + "is_cuda",
                                  known=False)
             else:
                 device = self._find(where)
@@ -756,12 +776,12 @@ class DevicePlan:
         """``x.cuda(0, non_blocking=True)`` / ``x.type(T)`` -> ``x.to(device[, dtype], non_blocking=True)``,
         in the layout of the original arguments."""
         def fix(node: cst.Call) -> cst.Call:
-            value = self._expr(device)
+            value = expression(device)
             new = keyword("device", value) if by_keyword else cst.Arg(value)
             args = list(node.args)
             if dtype:  # .type(T): T is replaced by the device and the dtype
                 self._need_torch()
-                args = [new, cst.Arg(self._expr(dtype))]
+                args = [new, cst.Arg(expression(dtype))]
             else:
                 gpu = self._gpu_arg(node)
                 if gpu is None:
@@ -872,11 +892,11 @@ class DevicePlan:
         def fix(node: cst.Call) -> cst.Call:
             args = list(node.args) or [cst.Arg(cst.Integer("0"))]
             dtype = self._dtype(type_name, empty=form == "empty")
-            args += [keyword("dtype", self._expr(dtype))] if dtype else []
-            args += [keyword("device", self._expr(device))] if device else []
+            args += [keyword("dtype", expression(dtype))] if dtype else []
+            args += [keyword("device", expression(device))] if device else []
             self._need_torch()
             self._forget(node.func)
-            return node.with_changes(func=self._expr(f"{self.torch}.{form}"), args=args)
+            return node.with_changes(func=expression(f"{self.torch}.{form}"), args=args)
         return fix
 
     def _forget(self, type_node: cst.CSTNode) -> None:
@@ -1008,7 +1028,7 @@ class DevicePlan:
     def _guard_fix(self, node: cst.SimpleStatementLine) -> cst.If:
         self._need_torch()
         body = cst.IndentedBlock(body=[node.with_changes(leading_lines=())])
-        test = self._expr(f"{self.torch}.cuda.is_available()")
+        test = expression(f"{self.torch}.cuda.is_available()")
         return cst.If(test=test, body=body, leading_lines=node.leading_lines)
 
     # -- the definition ----------------------------------------------------------------------
@@ -1016,7 +1036,13 @@ class DevicePlan:
         device = self.device
         if device is None or not self.users:
             return
-        statement = cst.parse_statement(device.definition)
+        # ``device.definition`` built, not parsed (the parser cost a fifth of the plan); its condition is a
+        # dotted flag or ``torch.cuda.is_available()``
+        condition = device.condition
+        test = cst.Call(expression(condition[:-2])) if condition.endswith("()") else expression(condition)
+        choice = cst.IfExp(test, cst.SimpleString(f'"{self._cudastring[1]}"'), cst.SimpleString('"cpu"'))
+        value = cst.Call(expression(f"{self.torch}.device"), [cst.Arg(choice)])
+        statement = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(expression(device.expr))], value)])
         if device.blank_line:
             statement = statement.with_changes(leading_lines=[cst.EmptyLine()])
 
@@ -1035,13 +1061,21 @@ class DevicePlan:
         self._add(device.after, Act.DEFINITION, {"definition": device.definition, "for": min(self.users)}, fix)
 
 
-def device_plan(ctx) -> "DevicePlan":
-    """The plan for the file (``ctx.analysis(device_plan)``): which rule owns each ``Act`` comes from the
-    family's rules (their ``kinds``), which of them run from ``ctx.codes``."""
+@functools.lru_cache(maxsize=None)
+def _family() -> Tuple[frozenset, Dict["Act", str]]:
+    """The family's codes, and which of them owns each ``Act`` (from its rules' ``kinds``): found once, not for
+    every file (finding the rules lists the package)."""
     import codemods
 
     rules = codemods.family_rules("device")
     owners = {act: rule.code for rule in rules for act in getattr(rule, "kinds", ())}
-    return DevicePlan(ctx, {rule.code for rule in rules} & ctx.codes, owners)
+    return frozenset(rule.code for rule in rules), owners
+
+
+def device_plan(ctx) -> "DevicePlan":
+    """The plan for the file (``ctx.analysis(device_plan)``): which rule owns each ``Act`` comes from the
+    family's rules (their ``kinds``), which of them run from ``ctx.codes``."""
+    codes, owners = _family()
+    return DevicePlan(ctx, set(codes & ctx.codes), owners)
 
 

@@ -1,12 +1,13 @@
 """What the device family's rules share: reporting the plan's actions for their own code."""
 from __future__ import annotations
 
-from typing import Callable, ClassVar, Dict
+import functools
+from typing import Callable, ClassVar, Dict, List
 
 import libcst as cst
 
 from codemods.base import Rule
-from codemods.device.analysis import Act, device_plan
+from codemods.device.analysis import Act, Action, device_plan
 
 
 def constructor_message(detail: Dict[str, str]) -> str:
@@ -30,8 +31,13 @@ class DeviceRule(Rule):
 
     kinds: ClassVar[Dict[Act, Callable[[Dict[str, str]], str]]] = {}
 
+    @functools.cached_property
+    def _actions(self) -> Dict[int, List[Action]]:
+        """The plan's actions, kept on the rule: its handlers ask for every statement and call of the file."""
+        return self.ctx.analysis(device_plan).actions
+
     def _emit(self, node: cst.CSTNode) -> None:
-        for act, detail, fix, unsafe in self.ctx.analysis(device_plan).actions.get(id(node), ()):
+        for act, detail, fix, unsafe in self._actions.get(id(node), ()):
             if act is Act.DEFINITION:
                 if detail["for"] == self.code:
                     self.report(node, DEFINITION_MESSAGE[act](detail), fix, unsafe=unsafe)

@@ -12,12 +12,15 @@ import torch
 
 import codemods
 from codemods import deprecated
+from codemods.base import FileContext
+from codemods.deprecated.common import TableRule, expression
 from codemods.engine import run_rules
 from codemods.names import ImportMap
 from codemods.torchapi.deprecations import (DROPPED_KEYWORDS, LEGACY_POSITIONAL, POSITIONAL_KEYWORDS,
                                             RENAMED_KEYWORDS, RENAMES, REMOVED_MODULES, REPORTED, SPECIAL_RENAMES)
 from codemods.torchapi.since import SINCE, needed
 from codemods.versions import parse
+from codemods.walk import indexed, walk
 
 from deprecated_support import RULES, migrate, resolve, rule
 
@@ -175,3 +178,32 @@ def test_below_a_rules_declared_version_its_examples_are_reported_and_left(rule_
                         min_torch=just_below(rule_class.min_torch))
     assert outcome.text == example.before
     assert any(f.code == rule_class.code and not f.fixable for f in outcome.findings)
+
+
+@pytest.mark.parametrize("text", ["device", "args.device", "torch.nn.functional.tanh", "True", "None", "x[0]",
+                                  "'sum'", "torch.cuda.is_available()", "a. b"])
+def test_expression_is_the_parsers_tree(text):
+    assert expression(text).deep_equals(cst.parse_expression(text))
+
+
+def test_table_rules_resolve_every_reference_into_their_table():
+    """``TableRule.resolve`` skips references without resolving them, but none that names a function of the rule's
+    table (an alias, a function imported under another name, a canonicalised path)."""
+    source = ("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+              "import torch.autograd.variable as V\nfrom torch.nn.functional import tanh as t, relu, softmax\n"
+              "from torch import symeig\n"
+              "y = F.sigmoid(x) + t(x) + relu(x) + softmax(x) + symeig(a) + torch.symeig(a) + F.nll_loss(x, y)\n"
+              "m = nn.Softmax(), nn.MSELoss(size_average=False), V.Variable(x), other.tanh(x), F.tanh, tanh(x)\n")
+    module = cst.parse_module(source)
+    with indexed(module):
+        ctx = FileContext(module=module, imports=ImportMap(module))
+        for rule_class in (r for r in RULES if issubclass(r, TableRule)):
+            table_rule, resolved = rule_class(ctx), set()
+            for node in walk(module):
+                qualified = ctx.qualname(node) if type(node) in (cst.Name, cst.Attribute) else None
+                found = table_rule.resolve(node)
+                assert found is None or found == qualified
+                if qualified in rule_class.table:
+                    assert found == qualified
+                    resolved.add(qualified)
+            assert resolved, rule_class.code

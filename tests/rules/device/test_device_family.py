@@ -110,3 +110,12 @@ def test_migrated_placement_matches_legacy_on_a_gpu():
 def test_unchanged_file_is_byte_identical():
     source = "import torch\r\nx = torch.zeros(2).to('cpu')  # fine\r\n"
     assert run_rules(source, codemods.all_rules()).text == source
+
+
+@pytest.mark.parametrize("example", [e for r in codemods.family_rules("device") for e in r.changes if e.after],
+                         ids=lambda e: e.before.splitlines()[-1][:40])
+def test_defined_device_is_the_statement_reported(example):
+    """The plan builds the device's definition as a tree (not parsed from its text): it prints as reported."""
+    outcome = migrate(example.before, unsafe=example.unsafe)
+    reported = [f.message.split("`")[1] for f in outcome.findings if f.message.startswith("one device for the file")]
+    assert all(line in lines(outcome.text) for line in reported)
