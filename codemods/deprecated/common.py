@@ -2,26 +2,13 @@
 spelling a replacement name the way the file imports it."""
 from __future__ import annotations
 
-import keyword as python_keyword
 from typing import ClassVar, FrozenSet, List, Optional, Sequence
 
 import libcst as cst
 
 from codemods.base import Rule
 from codemods.names import CANONICAL, dotted
-from codemods.syntax import keyword
-
-
-def expression(code: str) -> cst.BaseExpression:
-    """``code`` as an expression. The usual one in a fix, a dotted name, is built: the same tree as the parser's,
-    at a fraction of its cost (the parser dominated the fixes that spell a name)."""
-    parts = code.split(".")
-    if not all(part.isidentifier() and not python_keyword.iskeyword(part) for part in parts):
-        return cst.parse_expression(code)
-    node: cst.BaseExpression = cst.Name(parts[0])
-    for part in parts[1:]:
-        node = cst.Attribute(value=node, attr=cst.Name(part))
-    return node
+from codemods.syntax import expression, keyword
 
 
 def with_args(call: cst.Call, args: List[cst.Arg]) -> cst.Call:

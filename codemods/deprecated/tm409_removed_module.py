@@ -6,7 +6,8 @@ from typing import Optional
 import libcst as cst
 
 from codemods.base import Example, Rule
-from codemods.deprecated.common import expression, whole_reference
+from codemods.deprecated.common import whole_reference
+from codemods.syntax import expression
 from codemods.names import dotted
 from codemods.syntax import release_import
 from codemods.torchapi.deprecations import removed_entry

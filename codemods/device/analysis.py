@@ -21,7 +21,7 @@ from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Sequenc
 import libcst as cst
 
 from codemods.base import SUPPRESSION
-from codemods.deprecated.common import expression
+from codemods.syntax import expression
 from codemods.names import CANONICAL, dotted
 from codemods.syntax import TIGHT_EQUAL, code, keyword, string
 from codemods.model import Binding, BindingKind, Scope, SemanticModel

@@ -13,7 +13,8 @@ import torch
 import codemods
 from codemods import deprecated
 from codemods.base import FileContext
-from codemods.deprecated.common import TableRule, expression
+from codemods.deprecated.common import TableRule
+from codemods.syntax import expression
 from codemods.engine import run_rules
 from codemods.names import ImportMap
 from codemods.torchapi.deprecations import (DROPPED_KEYWORDS, LEGACY_POSITIONAL, POSITIONAL_KEYWORDS,
