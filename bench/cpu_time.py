@@ -44,7 +44,7 @@ def main() -> None:
 
     import codemods
     from codemods.engine import run_rules
-    from migrate import driver
+    from migrate import driver, pool
     from migrate.driver import Options, process_file
     from throughput import build_corpus
 
@@ -68,7 +68,7 @@ def main() -> None:
                 for text in texts:
                     run_rules(text, rules)
             else:
-                with driver._collect_less():  # as `driver.run` does
+                with pool.collect_less():  # as `driver.run` does
                     for path in sorted(tree.rglob("*.py")):
                         process_file(path, path, options, rules)
 

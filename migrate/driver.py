@@ -14,10 +14,8 @@ and every cache hit on stderr.
 from __future__ import annotations
 
 import ast
-import contextlib
 import fnmatch
 import functools
-import gc
 import io
 import os
 import queue
@@ -27,7 +25,7 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, List, Optional, Sequence, Tuple
 
 import codemods
 from codemods import repo
@@ -553,111 +551,6 @@ def applied_fixes(results: Sequence[FileResult]) -> Counter:
     return Counter(f.code for r in results for f in r.findings if f.applied)
 
 
-# -- the process pool ----------------------------------------------------------
-_WORKER: dict = {}
-
-
-def _die_with_parent(parent: int) -> None:
-    """A worker whose parent is killed (SIGKILL) gets SIGTERM rather than waiting for work forever (Linux)."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        PR_SET_PDEATHSIG = 1
-        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    if os.getppid() != parent:  # the parent died before prctl
-        os._exit(1)
-
-
-def _init_worker(options: Options, stop, parent: int) -> None:
-    """Writes go to a thread of their own, so that the next file's analysis runs while the disk syncs one
-    (an fsync takes milliseconds, more than the rules on a small file). SIGTERM kills a worker, but never
-    in the middle of a write: only the writer thread takes it, and atomic_write holds it until its rename is
-    done."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group; the parent decides
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _die_with_parent(parent)
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})  # this thread, and the writer it starts...
-    writer = ThreadPoolExecutor(1, initializer=signal.pthread_sigmask,
-                                initargs=(signal.SIG_UNBLOCK, {signal.SIGTERM}))  # ...which takes it
-    writer.submit(int)  # started now: until it runs, no thread of this process would take a SIGTERM
-    _WORKER.update(options=options, rules=options.rules(), stop=stop, writer=writer)
-
-
-def _work_batch(batch: Sequence[Tuple[Path, Path]]) -> List[Optional[FileResult]]:
-    """The batch's results, each complete (its write done) when the batch is returned."""
-    results: List[Optional[FileResult]] = []
-    writes = []
-
-    def write_later(*args) -> None:
-        writes.append(_WORKER["writer"].submit(write_now, *args))
-
-    for shown, real in batch:
-        if _WORKER["stop"].is_set():
-            results.append(None)  # interrupted: the queued files are left as they are
-        else:
-            results.append(process_file(shown, real, _WORKER["options"], _WORKER["rules"], write_later))
-    for done in writes:
-        done.result()
-    return results
-
-
-def _batches(paths: Sequence[Path], jobs: int) -> List[List[int]]:
-    """Indices of ``paths`` in batches for the workers, largest files first: a file of a few thousand lines
-    takes seconds, so it goes alone and early (a worker that draws it last would finish long after the
-    others); small files go in batches of about an eighth of a worker's share of the bytes, at most 32."""
-    sizes = []
-    for path in paths:
-        try:
-            sizes.append(os.stat(path).st_size)
-        except OSError:
-            sizes.append(0)  # the worker reports it
-    share = max(1, sum(sizes) // (jobs * 8))
-    batches: List[List[int]] = []
-    filled = 0
-    for index in sorted(range(len(paths)), key=lambda i: -sizes[i]):
-        if not batches or filled + sizes[index] > share or len(batches[-1]) >= 32:
-            batches.append([])
-            filled = 0
-        batches[-1].append(index)
-        filled += sizes[index]
-    return batches
-
-
-@contextlib.contextmanager
-def _interruptible() -> Iterator[None]:
-    """SIGINT and SIGTERM raise ``Interrupted`` (only the main thread can take signals)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def stop(signum, _frame):
-        raise Interrupted(signum)
-
-    previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-
-
-@contextlib.contextmanager
-def _collect_less() -> Iterator[None]:
-    """Keep what is loaded (modules, rule tables) out of the cycle collector's sight and collect young
-    objects less often, here and in the workers forked meanwhile: a file's tree is ~10^5 objects without
-    cycles, and the default thresholds spend about a tenth of a run re-scanning it."""
-    threshold = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(10_000, *threshold[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*threshold)
-        gc.unfreeze()
-
-
 def run(
     files: Sequence[Tuple[Path, Path]],
     options: Options,
@@ -704,11 +597,13 @@ def run(
     jobs = jobs if jobs > 0 else (os.cpu_count() or 1)
     jobs = min(jobs, max(1, len(pending) // 8))
     broken: tuple = ()  # what a dead worker raises
-    with _interruptible(), _collect_less():
+    from migrate import pool
+
+    with pool.interruptible(), pool.collect_less():
         if jobs == 1:
             rules = options.rules() if pending else []
             computed = ((index, process_file(*files[index], options, rules)) for index in pending)
-            pool = None
+            executor = None
         else:
             from concurrent.futures import ProcessPoolExecutor
             from concurrent.futures.process import BrokenProcessPool
@@ -717,12 +612,12 @@ def run(
             broken = (BrokenProcessPool,)
             context = get_context("fork")
             stop = context.Event()
-            pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker,
+            executor = ProcessPoolExecutor(jobs, mp_context=context, initializer=pool.init_worker,
                                        initargs=(options, stop, os.getpid()))
         try:
-            if pool is not None:
-                batches = _batches([files[index][1] for index in pending], jobs)
-                done = pool.map(_work_batch, [[files[pending[i]] for i in batch] for batch in batches])
+            if executor is not None:
+                batches = pool.batches([files[index][1] for index in pending], jobs)
+                done = executor.map(pool.work_batch, [[files[pending[i]] for i in batch] for batch in batches])
                 computed = ((pending[i], result) for batch, results in zip(batches, done)
                             for i, result in zip(batch, results))
             for index, result in computed:
@@ -741,12 +636,12 @@ def run(
                                                 f"died, file not processed (`-j 1` names the file that kills it)",
                                                 internal=True)
         except BaseException:
-            if pool is not None:
+            if executor is not None:
                 stop.set()  # each worker finishes the file in hand and skips the rest
             raise
         finally:
-            if pool is not None:
-                pool.shutdown(cancel_futures=True)
+            if executor is not None:
+                executor.shutdown(cancel_futures=True)
     if cache is not None:
         cache.save()
     return results

@@ -148,15 +148,15 @@ def test_a_worker_that_dies_is_reported_for_its_files_and_the_run_ends(tmp_path)
 
 def test_workers_get_the_largest_files_first_and_alone(tmp_path):
     """A 3,000-line file drawn last by one worker would leave the other idle for seconds."""
-    from migrate.driver import _batches
+    from migrate.pool import batches
 
     sizes = [40, 90_000, 300, 0, 70_000] + [500] * 100
     paths = []
     for number, size in enumerate(sizes):
         paths.append(tmp_path / f"f{number}.py")
         paths[-1].write_text("x" * size)
-    batches = _batches(paths + [tmp_path / "vanished.py"], jobs=2)
-    assert batches[:2] == [[1], [4]]
-    assert sorted(index for batch in batches for index in batch) == list(range(len(paths) + 1))
-    assert all(len(batch) <= 32 for batch in batches)
-    assert all(sizes[batch[0]] >= sizes[later[0]] for batch, later in zip(batches[:-1], batches[1:]) if later[0] < len(sizes))
+    found = batches(paths + [tmp_path / "vanished.py"], jobs=2)
+    assert found[:2] == [[1], [4]]
+    assert sorted(index for batch in found for index in batch) == list(range(len(paths) + 1))
+    assert all(len(batch) <= 32 for batch in found)
+    assert all(sizes[batch[0]] >= sizes[later[0]] for batch, later in zip(found[:-1], found[1:]) if later[0] < len(sizes))
