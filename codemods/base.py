@@ -75,6 +75,7 @@ class FileContext:
     codes: frozenset = frozenset()  # the codes of the rules running on this file
     min_torch: Version = ()  # the oldest torch the project supports (--min-torch); () means no limit
     repo: Optional[FileView] = None  # the file in the run's repository index (``codemods.repo``); None alone
+    became: Dict[int, tuple] = field(default_factory=dict, repr=False)  # filled while fixes apply: see ``now``
     _analyses: Dict[Callable, object] = field(default_factory=dict, repr=False)
     _path: tuple = field(default=(None, ()), repr=False)  # (visited node, its ancestors)
 
@@ -121,6 +122,14 @@ class FileContext:
 
     def qualname(self, node: cst.CSTNode) -> Optional[str]:
         return self.imports.qualname(node)
+
+    def now(self, node: cst.CSTNode):
+        """What ``node`` of the file's tree has become in the tree the fixes are building: itself when no fix
+        changed it or anything under it; else the node rebuilt around the fixed ones, or what a fix returned
+        for it (a ``FlattenSentinel`` when split, ``RemovalSentinel.REMOVE`` when removed). A fix on an
+        ancestor finds its children this way, after the fixes below them ran, instead of by position."""
+        known = self.became.get(id(node))
+        return known[1] if known is not None and known[0] is node else node
 
     def suppressed(self, statement: cst.CSTNode, code: str) -> bool:
         """The first line of ``statement`` suppresses ``code`` (as the engine does for a report there)."""

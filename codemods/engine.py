@@ -95,9 +95,10 @@ class _ApplyFixes(cst.CSTTransformer):
     every other subtree is kept as it is.
     """
 
-    def __init__(self, fixes: Dict[int, list], targets: Sequence[cst.CSTNode]):
+    def __init__(self, fixes: Dict[int, list], targets: Sequence[cst.CSTNode], became: Dict[int, tuple]):
         super().__init__()
         self.fixes = fixes
+        self.became = became  # FileContext.became: what each rebuilt or fixed node turned into
         self.on_path = set()
         for node in targets:
             while node is not None and id(node) not in self.on_path:
@@ -119,6 +120,8 @@ class _ApplyFixes(cst.CSTTransformer):
             if not isinstance(updated_node, cst.CSTNode):
                 break  # an earlier fix removed or split the node
             updated_node = fix(updated_node)
+        if updated_node is not original_node:
+            self.became[id(original_node)] = (original_node, updated_node)
         return updated_node
 
 
@@ -204,5 +207,5 @@ def _tree_pass(module: cst.Module, order: Sequence[cst.CSTNode], rules: Sequence
                 targets.append(report.node)
     if not fixes:
         return None
-    module = module.visit(_ApplyFixes(fixes, targets))
+    module = module.visit(_ApplyFixes(fixes, targets, ctx.became))
     return remove_unused_imports(add_imports(module, ctx.added_imports), ctx.removed_imports)

@@ -161,3 +161,33 @@ def test_a_rule_that_does_not_listen_gets_only_leave_module():
 
     run_rules("f(g(1))\n", [Collector, Second])
     assert seen == [("call", True), ("call", True), ("module", True), ("module", False)]
+
+
+def test_a_fix_finds_what_the_fixes_below_it_made_of_a_node():
+    """A fix on the module sees its statements after the fixes inside them ran: ``ctx.now`` gives the new one."""
+    from codemods.base import Rule
+
+    class RenamesCalls(Rule):
+        code, name, summary = "TM995", "renames", "test rule"
+
+        def visit_Call(self, node):
+            self.report(node, "renamed", fix=lambda updated: updated.with_changes(func=cst.Name("g")))
+
+    seen = []
+
+    class FindsStatements(Rule):
+        code, name, summary = "TM994", "finds", "test rule"
+
+        def leave_Module(self, node):
+            first, second = node.body
+
+            def fix(updated):
+                seen.append([updated.body.index(self.ctx.now(s)) if self.ctx.now(s) in updated.body else None
+                             for s in (first, second)])
+                seen.append(self.ctx.now(second) is second)
+                return updated
+            self.report(node, "module", fix=fix)
+
+    outcome = run_rules("f(1)\nx = 2\n", [RenamesCalls, FindsStatements])
+    assert outcome.text == "g(1)\nx = 2\n"
+    assert seen == [[0, 1], True]

@@ -13,7 +13,6 @@ semantic model (``ctx.model.call_sites``); torch facts from ``codemods.torchapi`
 """
 from __future__ import annotations
 
-import difflib
 import enum
 import functools
 from dataclasses import dataclass, field, replace
@@ -1112,7 +1111,7 @@ class _Planner:
         original = body[region.start:region.end + 1]
 
         def fix(updated: cst.Module):
-            span = _align(body, list(updated.body), region.start, region.end)
+            span = _now_span(self.ctx, original, list(updated.body))
             if span is None:
                 return updated
             new_body = list(updated.body)
@@ -1345,22 +1344,16 @@ def _without_parameter(params: cst.Parameters, name: str) -> cst.Parameters:
     return params.with_changes(**groups)
 
 
-def _align(original: List[cst.CSTNode], updated: List[cst.CSTNode], start: int, end: int
-           ) -> Optional[Tuple[int, int]]:
-    """Where original statements ``start..end`` are in the rewritten body (other fixes may add or drop some)."""
-    if len(original) == len(updated):
-        return start, end
-    matcher = difflib.SequenceMatcher(a=[_code(s) for s in original], b=[_code(s) for s in updated],
-                                      autojunk=False)
-    spans: List[Tuple[int, int]] = []
-    for tag, a0, a1, b0, b1 in matcher.get_opcodes():
-        for index in range(max(a0, start), min(a1, end + 1)):
-            if tag == "equal" or (tag == "replace" and a1 - a0 == b1 - b0):
-                spans.append((b0 + index - a0, b0 + index - a0))
-            elif b1 > b0:  # rewritten into a different number of statements
-                spans.append((b0, b1 - 1))
-    if not spans:
-        return None
-    return min(s for s, _ in spans), max(e for _, e in spans)
+def _now_span(ctx, statements: List[cst.CSTNode], updated: List[cst.CSTNode]) -> Optional[Tuple[int, int]]:
+    """Where the consecutive original ``statements`` are in the rewritten body ``updated``: each found by what
+    it became (``ctx.now``), so that statements other fixes added around them (the file's device, say) or
+    rewrote stay out of the range unless they lie inside it."""
+    where = {id(node): index for index, node in enumerate(updated)}
+    found = []
+    for statement in statements:
+        now = ctx.now(statement)
+        parts = now.nodes if isinstance(now, cst.FlattenSentinel) else (now,)
+        found.extend(where[id(part)] for part in parts if id(part) in where)
+    return (min(found), max(found)) if found else None
 
 

@@ -4,6 +4,8 @@ import textwrap
 import pytest
 import torch
 
+import codemods
+
 from variable_support import HEADER, RULES, codes, execute, idempotent, legacy, migrate
 
 
@@ -240,6 +242,36 @@ def test_module_level_inference_code_is_wrapped_from_the_site_to_the_last_use():
     region = [f for f in outcome.findings if "module-level" in f.message]
     assert len(region) == 1 and "3 statements" in region[0].message
     idempotent(outcome)
+
+
+def test_module_level_wrap_keeps_out_the_training_above_it_when_another_fix_adds_the_device():
+    """TM201 adds the file's `device` above the code in the same pass; the wrap must still start at the volatile
+    site. Found statements by position once, it took the device, the model and the training loop with it: its
+    `loss.backward()` then failed under `torch.no_grad()`."""
+    source = legacy("""
+    model = torch.nn.Linear(2, 2).cuda()
+    for x in loader:
+        loss = model(Variable(x.cuda())).sum()
+        loss.backward()
+    out = model(Variable(torch.zeros(1, 2).cuda(), volatile=True))
+    print(out.requires_grad)
+    """)
+    outcome = migrate(source, codemods.all_rules())
+    expected = """
+    model = torch.nn.Linear(2, 2).to(device)
+    for x in loader:
+        loss = model(x.to(device)).sum()
+        loss.backward()
+    with torch.no_grad():
+        out = model(torch.zeros(1, 2).to(device))
+        print(out.requires_grad)
+    """
+    assert textwrap.dedent(expected) in outcome.text
+    assert outcome.text.index("device = torch.device(") < outcome.text.index("with torch.no_grad():")
+    runs = outcome.text.replace('"cuda" if torch.cuda.is_available() else "cpu"', '"cpu"')
+    namespace = execute(runs, loader=[torch.ones(3, 2)])
+    assert namespace["out"].requires_grad is False
+    idempotent(outcome, codemods.all_rules())
 
 
 def test_module_level_loop_and_single_statement():
