@@ -291,6 +291,19 @@ _register_harness_commands()
 def main() -> None:
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     try:
+        _run_app()
+    except SystemExit:
+        # The run is over and its status decided: SIGINT/SIGTERM are ignored from here on, in every thread.
+        # Otherwise one arriving while the interpreter shuts down (it resets its handlers to the default)
+        # would end a finished run as killed (exit -2 or -15).
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise
+
+
+def _run_app() -> None:
+    """The command, ending in ``sys.exit`` with its status whichever way it ends."""
+    try:
         status = app(prog_name="torch-migrate", standalone_mode=False)
     except KeyboardInterrupt:
         sys.exit(130)  # quietly, as a shell expects of Ctrl-C
@@ -299,10 +312,6 @@ def main() -> None:
         sys.exit(1)
     except typer.TyperException as error:  # a usage error: plain lines, as the commands' own errors
         _usage_error(error)
-    if hasattr(signal, "pthread_sigmask"):
-        # The run is over and its status decided: a SIGINT/SIGTERM now would meet the handlers the
-        # interpreter resets while it shuts down and end a finished run as killed (exit -15).
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     sys.exit(status or 0)
 
 
