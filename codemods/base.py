@@ -20,7 +20,7 @@ from codemods.model import SemanticModel
 from codemods.names import ImportMap
 from codemods.repo import FileView
 from codemods.versions import Version, spell, supports
-from codemods.walk import parent
+from codemods.walk import chain, parent
 
 SUPPRESSION = re.compile(r"#\s*torch-migrate:\s*ignore(?:\[(?P<codes>[A-Z0-9_, ]+)\])?")
 Replacement = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
@@ -77,7 +77,6 @@ class FileContext:
     repo: Optional[FileView] = None  # the file in the run's repository index (``codemods.repo``); None alone
     became: Dict[int, tuple] = field(default_factory=dict, repr=False)  # filled while fixes apply: see ``now``
     _analyses: Dict[Callable, object] = field(default_factory=dict, repr=False)
-    _path: tuple = field(default=(None, ()), repr=False)  # (visited node, its ancestors)
 
     def analysis(self, build: Callable[["FileContext"], Analysis]) -> Analysis:
         """``build(self)``, made once per file: a rule family's shared analysis (scopes, bindings, plans)
@@ -106,12 +105,9 @@ class FileContext:
 
     @property
     def ancestors(self) -> Tuple[cst.CSTNode, ...]:
-        """The nodes from the module down to the one being visited, itself last (from the walk index, so
-        only the handlers that ask pay for it; made once per visited node)."""
-        node = self.visiting
-        if self._path[0] is not node:
-            self._path = (node, (*reversed(SemanticModel.ancestors(node)), node) if node is not None else ())
-        return self._path[1]
+        """The nodes from the module down to the one being visited, itself last (``walk.chain``: from the walk
+        index, memoized per node, so only the handlers that ask pay for it)."""
+        return chain(self.visiting) if self.visiting is not None else ()
 
     def parent(self, level: int = 1) -> Optional[cst.CSTNode]:
         """The ``level``-th ancestor of the node being visited (1 = its parent)."""

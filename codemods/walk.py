@@ -78,6 +78,7 @@ def _compute_children(node: cst.CSTNode) -> Tuple[cst.CSTNode, ...]:
 
 _INDEX: Dict[int, Tuple[cst.CSTNode, Tuple[cst.CSTNode, ...]]] = {}  # id(node) -> (node, its children)
 _PARENTS: Dict[int, cst.CSTNode] = {}  # id(node) -> its parent, for the tree being processed
+_CHAINS: Dict[int, Tuple[cst.CSTNode, ...]] = {}  # id(node) -> ``chain(node)``, for the tree being processed
 
 
 def parent(node: cst.CSTNode) -> Optional[cst.CSTNode]:
@@ -87,6 +88,24 @@ def parent(node: cst.CSTNode) -> Optional[cst.CSTNode]:
         return None
     known = _INDEX.get(id(node))
     return found if known is not None and known[0] is node else None
+
+
+def chain(node: cst.CSTNode) -> Tuple[cst.CSTNode, ...]:
+    """The nodes from the root down to ``node``, itself last. Memoized per node for the tree being processed and
+    made from the nearest memoized ancestor's chain, so the chains of nodes in one block or one expression cost
+    one step each instead of a walk to the root."""
+    missing, current = [], node
+    while current is not None:
+        found = _CHAINS.get(id(current))
+        if found is not None and found[-1] is current:  # checked by identity: an id reused by a new node
+            break
+        missing.append(current)
+        current = parent(current)
+    else:
+        found = ()
+    for current in reversed(missing):
+        found = _CHAINS[id(current)] = (*found, current)
+    return found
 
 
 def children(node: cst.CSTNode) -> Tuple[cst.CSTNode, ...]:
@@ -150,13 +169,13 @@ def indexed(root: Union[cst.CSTNode, Index]) -> Iterator[None]:
     node's children (its dataclass fields, filtered) costs more than the
     visit itself, so the engine pays for it once per file.
     """
-    global _INDEX, _PARENTS
+    global _INDEX, _PARENTS, _CHAINS
     built = root if isinstance(root, Index) else build_index(root)
-    saved, _INDEX, _PARENTS = (_INDEX, _PARENTS), built.children, built.parents
+    saved, _INDEX, _PARENTS, _CHAINS = (_INDEX, _PARENTS, _CHAINS), built.children, built.parents, {}
     try:
         yield
     finally:
-        _INDEX, _PARENTS = saved
+        _INDEX, _PARENTS, _CHAINS = saved
 
 
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:

@@ -613,7 +613,7 @@ def run(
             context = get_context("fork")
             stop = context.Event()
             executor = ProcessPoolExecutor(jobs, mp_context=context, initializer=pool.init_worker,
-                                       initargs=(options, stop, os.getpid()))
+                                           initargs=(options, stop, os.getpid()))
         try:
             if executor is not None:
                 batches = pool.batches([files[index][1] for index in pending], jobs)

@@ -56,7 +56,7 @@ from codemods.model.scopes import (COMPREHENSIONS, STATEMENTS, Binding, BindingK
 from codemods.model.values import (NAMESPACE_NAME, UNKNOWN, Kind, Value, Values, full_reduction, is_minus_one,
                                    join, keywords, positional, reduces, single_dim)
 from codemods.names import ImportMap
-from codemods.walk import parent, walk
+from codemods.walk import chain, parent, walk
 
 __all__ = ["SemanticModel", "Scope", "Binding", "BindingKind", "CallSite", "GradMode", "Kind", "Value", "join",
            "index_value", "positional", "keywords", "full_reduction", "single_dim", "reduces", "is_minus_one",
@@ -91,7 +91,6 @@ class SemanticModel:
         self._lists: Dict[tuple, Optional[list]] = {}
         self._appended: Dict[Tuple[int, str], Optional[list]] = {}
         self._changed: Dict[Tuple[int, str], bool] = {}
-        self._chains: Dict[int, Tuple[cst.CSTNode, ...]] = {}  # id(node) -> ``chain(node)``
 
     # -- the tree ----------------------------------------------------------------------------------
     @staticmethod
@@ -107,23 +106,7 @@ class SemanticModel:
             current = parent(current)
         return found
 
-    def chain(self, node: cst.CSTNode) -> Tuple[cst.CSTNode, ...]:
-        """The nodes from the module down to ``node``, itself last (``ctx.ancestors`` of ``node``). Memoized per
-        node and made from the nearest memoized ancestor's chain, so the chains of nodes in one block or one
-        expression cost one step each instead of a walk to the module."""
-        chains = self._chains
-        missing, current = [], node
-        while current is not None:
-            found = chains.get(id(current))
-            if found is not None and found[-1] is current:  # checked by identity: an id reused by a new node
-                break
-            missing.append(current)
-            current = parent(current)
-        else:
-            found = ()
-        for current in reversed(missing):
-            found = chains[id(current)] = (*found, current)
-        return found
+    chain = staticmethod(chain)  # ``walk.chain``: the nodes from the module down to ``node``, itself last
 
     # -- names ---------------------------------------------------------------------------------------
     def qualname(self, node: cst.CSTNode) -> Optional[str]:
