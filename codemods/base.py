@@ -149,8 +149,11 @@ class Rule:
     - ``code``: stable identifier (``TM101``); ``summary``: one line for tables.
     - ``triggers``: substrings without which the rule cannot fire; a file that
       contains none of any selected rule's triggers is never parsed.
-    - ``requires``: substrings that must all occur as well: a rule that only
-      matches names it resolves through the file's imports needs ``torch``.
+    - ``requires``: substrings that must all occur as well.
+    - ``imports``: packages the rule resolves names through (``torch``); it runs only where an import
+      statement names one of them (or a package whose name starts with one: ``torch`` covers
+      ``torchvision``), or a module of the tree passes the file a name from one (``from model import *``).
+      A file that mentions torch only in a comment or docstring is not parsed for it.
     - ``changes``: examples the rule rewrites or flags (its tests and docs).
     - ``keeps``: code the rule must leave alone and not flag.
     - ``kind``: ``"fix"`` for legacy idioms that ``rewrite`` migrates,
@@ -169,6 +172,7 @@ class Rule:
     kind: ClassVar[str] = "fix"
     triggers: ClassVar[Sequence[str]] = ()
     requires: ClassVar[Sequence[str]] = ()
+    imports: ClassVar[Sequence[str]] = ()
     changes: ClassVar[Sequence[Example]] = ()
     keeps: ClassVar[Sequence[str]] = ()
     min_torch: ClassVar[str] = "0.4"

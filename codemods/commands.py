@@ -44,6 +44,7 @@ class TextRuleBase:
     kind = "fix"
     triggers: Sequence[str] = ()
     requires: Sequence[str] = ()
+    imports: Sequence[str] = ()
     changes: Sequence = ()
     keeps: Sequence[str] = ()
     min_torch = "0.4"

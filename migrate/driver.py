@@ -19,6 +19,7 @@ import functools
 import io
 import os
 import queue
+import re
 import signal
 import sys
 import threading
@@ -188,10 +189,30 @@ def _on_big_stack(function: Callable, *args, **kwargs):
     return value
 
 
-def _trigger_filter(rules: Sequence[type], text: str) -> List[type]:
-    """The rules that may fire on ``text``: one of their triggers and all they require occur in it."""
-    return [rule for rule in rules
-            if any(trigger in text for trigger in rule.triggers) and all(word in text for word in rule.requires)]
+# Every word of every statement that may be an import, up to its end (a superset of the imports ``ImportMap``
+# resolves names through: ``yield from x``, or a comment saying "import torch", counts too).
+_IMPORT_STATEMENT = re.compile(r"\b(?:import|from)\b((?:[^\n\\(]|\\\r?\n|\([^)]*\))*)")
+_WORD = re.compile(r"\w+")
+
+
+def _trigger_filter(rules: Sequence[type], text: str, path: Optional[Path] = None) -> List[type]:
+    """The rules that may fire on ``text``: one of their triggers and all they require occur in it, and a
+    package of their ``imports`` is imported there (or, ``path`` being a file of the run, a module of the tree
+    passes the file a name from one: ``from model import *``). A docstring that mentions torch parses nothing."""
+    found = [rule for rule in rules
+             if any(trigger in text for trigger in rule.triggers) and all(word in text for word in rule.requires)]
+    if not any(rule.imports for rule in found):
+        return found
+    imported = {word for statement in _IMPORT_STATEMENT.findall(text) for word in _WORD.findall(statement)}
+
+    def imports(rule: type) -> bool:
+        return not rule.imports or any(word.startswith(rule.imports) for word in imported)
+
+    if path is not None and not all(imports(rule) for rule in found):
+        view = repo.view(path)
+        if view is not None:
+            imported.update(qualified.split(".", 1)[0] for qualified in view.reaching.values())
+    return [rule for rule in found if imports(rule)]
 
 
 def _blame(error: BaseException) -> str:
@@ -315,7 +336,7 @@ class _Pass:
 def _one_pass(shown: Path, source: Source, options: Options, rules: Sequence[type], tree=None) -> _Pass:
     """Filter the rules on ``source``'s text, run them (on ``tree``, the previous pass's tree of that text, if
     given), and guard the result; ``_Refused`` when it must not be written."""
-    active = _trigger_filter(options.rules_for(shown, rules), source.text)
+    active = _trigger_filter(options.rules_for(shown, rules), source.text, source.path)
     # Python 2 is reported whatever the rules: a file none of them concerns costs a compile to know.
     legacy_python = python2.find_before_libcst(source.text) if active else python2.find(source.text)
     if legacy_python:

@@ -166,3 +166,16 @@ def test_an_edited_tool_starts_a_fresh_table(tree, tmp_path):
     version.write_text(version.read_text().replace(f'"{migrate.__version__}"', '"99.0"'))
     assert parses(run("check", ".", cwd=tree, cache_dir=cache, tool=tool))
     assert len(list(cache.glob("*.json"))) == 3
+
+
+def test_a_file_that_only_mentions_torch_is_not_parsed(tmp_path):
+    """Rules that resolve names through imports skip a file none of whose imports is torch's: a docstring
+    or a comment that says torch, or a call named like a torch function, parses nothing."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "helpers.py").write_text('"""Helpers that have nothing to do with torch."""\nimport json\n\n\n'
+                                     "def load(path):  # not torch.load\n    return json.load(open(path))\n")
+    (root / "model.py").write_text("import torch\n\nx = torch.load('w.pt')\n")
+    result = run("check", ".", cwd=root, cache_dir=tmp_path / "cache")
+    assert parses(result) == ["torch-migrate: debug: parse model.py"]
+    assert "model.py:3:5: TM501" in result.stdout

@@ -149,3 +149,13 @@ def test_cached_result_of_a_star_importer_follows_what_reaches_it(tmp_path):
     (root / "model.py").write_text(MODEL)
     second = torch_migrate("check", ".", cwd=root)
     assert "train.py" in second.stdout and "TM101" in second.stdout
+
+
+def test_names_reaching_a_file_that_never_spells_torch_are_resolved(tmp_path):
+    """`F.sigmoid` through `from common import *`: the file imports nothing from torch and never says
+    `torch`, yet its names resolve to torch's (they were once skipped: the pre-filter looked for the word)."""
+    common = "import torch\nimport torch.nn.functional as F\nfrom torch.autograd import Variable\n"
+    step = "from common import *\n\n\ndef step(model, x):\n    return F.sigmoid(model(x))\n"
+    root = tree(tmp_path, {"common.py": common, "train.py": step, "mentions.py": "# torch\n" + step})
+    found = torch_migrate("check", ".", cwd=root).stdout.replace("\\", "/")
+    assert "train.py:5:12: TM401" in found and "mentions.py:6:12: TM401" in found

@@ -1,5 +1,6 @@
 """Every rule's documented examples are its tests: what it changes, flags, and leaves alone."""
 import ast
+import re
 
 import libcst as cst
 import pytest
@@ -8,6 +9,7 @@ import codemods
 from codemods.commands import CommandContext, CommandRule, run_command_rules
 from codemods.engine import Outcome
 from codemods.engine import run_rules as run_python_rules
+from migrate.driver import _trigger_filter
 
 
 def run_rules(text, rules, unsafe_fixes=False):
@@ -51,11 +53,28 @@ def test_requires_is_exact(rule):
     for source in EVERY_EXAMPLE:
         for word in rule.requires:
             source = source.replace(word, word[0] + word[2:])
-        try:
-            outcome = run_rules(source, [rule], unsafe_fixes=True)
-        except cst.ParserSyntaxError:
-            continue  # the `async=` examples parse only after their text rule
-        assert outcome.findings == [] and outcome.text == source, source
+        _assert_silent(rule, source)
+
+
+def _assert_silent(rule, source):
+    try:
+        outcome = run_rules(source, [rule], unsafe_fixes=True)
+    except cst.ParserSyntaxError:
+        return  # the `async=` examples parse only after their text rule
+    assert outcome.findings == [] and outcome.text == source, source
+
+
+@pytest.mark.parametrize("rule", [rule for rule in codemods.all_rules() if rule.imports], ids=lambda r: r.code)
+def test_imports_is_exact(rule):
+    """A file whose import statements name none of the rule's ``imports`` is never parsed for it (whatever
+    its comments, strings and code mention), so the rule must stay silent on every documented example of
+    every rule once its imports of those packages are renamed (``import torch`` -> ``import trch``)."""
+    assert all(_trigger_filter([rule], e.before) == [rule] for e in rule.changes)
+    renamed = re.compile(r"\b(%s)" % "|".join(rule.imports))
+    for source in EVERY_EXAMPLE:
+        source = "".join(renamed.sub(lambda found: found.group(1)[0] + found.group(1)[2:], line)
+                         if re.match(r"\s*(import|from)\b", line) else line for line in source.splitlines(True))
+        _assert_silent(rule, source)
 
 
 @pytest.mark.parametrize("rule,example", CHANGES)

@@ -33,7 +33,7 @@ class LoadWeightsOnly(Rule):
     name = "load-weights-only"
     summary = "`torch.load` of a whole pickled model/object keeps `weights_only=False` (True by default since 2.6)"
     triggers = ("load(",)
-    requires = ("torch",)
+    imports = ("torch",)
     changes = (
         Example(
             "import torch\nwith open(args.checkpoint, 'rb') as f:\n    model = torch.load(f)\nmodel.eval()\n",

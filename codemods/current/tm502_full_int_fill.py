@@ -23,7 +23,7 @@ class FullIntFill(Rule):
     name = "full-int-fill"
     summary = "`torch.full(size, <int>)` keeps the legacy float dtype (an int fill gives int64 since 1.7)"
     triggers = ("full(",)
-    requires = ("torch",)
+    imports = ("torch",)
     changes = (
         Example("import torch\nlabel = torch.full((batch_size,), 1, device=device)\n",
                 "import torch\nlabel = torch.full((batch_size,), 1.0, device=device)\n"),

@@ -27,7 +27,7 @@ class TorchvisionRenames(Rule):
     name = "torchvision-renames"
     summary = "torchvision renames: `Scale`->`Resize`, `RandomSizedCrop`->`RandomResizedCrop`, `range=`, `pretrained=`"
     triggers = ("Scale", "RandomSizedCrop", "range=", "pretrained=")
-    requires = ("torch",)
+    imports = ("torch",)
     changes = (
         Example("import torchvision.transforms as transforms\nt = transforms.Scale(256)\n",
                 "import torchvision.transforms as transforms\nt = transforms.Resize(256)\n"),

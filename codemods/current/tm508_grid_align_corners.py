@@ -20,7 +20,7 @@ class GridAlignCorners(Rule):
     name = "grid-align-corners"
     summary = "`F.grid_sample`/`F.affine_grid` without `align_corners` keep the legacy `align_corners=True`"
     triggers = ("grid_sample", "affine_grid")
-    requires = ("torch",)
+    imports = ("torch",)
     changes = (
         Example("import torch.nn.functional as F\ngrid = F.affine_grid(theta, x.size())\ny = F.grid_sample(x, grid)\n",
                 "import torch.nn.functional as F\ngrid = F.affine_grid(theta, x.size(), align_corners=True)\n"

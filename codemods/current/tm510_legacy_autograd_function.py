@@ -60,7 +60,7 @@ class LegacyAutogradFunction(Rule):
     name = "legacy-autograd-function"
     summary = "legacy `autograd.Function` (non-static `forward`) becomes static: `ctx`, `MyFn.apply(x, *init args)`"
     triggers = ("Function",)
-    requires = ("torch",)
+    imports = ("torch",)
     changes = (
         Example(
             "from torch.autograd import Function\nclass Double(Function):\n    def forward(self, x):\n"

@@ -29,7 +29,7 @@ class ToTensorOfTensor(Rule):
     name = "to-tensor-of-tensor"
     summary = "`transforms.ToTensor` applied to a tensor (TypeError: it takes PIL images and arrays) is reported"
     triggers = ("ToTensor", "to_tensor")
-    requires = ("torchvision",)
+    imports = ("torchvision",)
     changes = (
         Example("import torch\nfrom torchvision import transforms\nimg = torch.rand(3, 32, 32)\n"
                 "x = transforms.ToTensor()(img)\n"),

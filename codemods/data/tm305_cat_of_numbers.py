@@ -29,7 +29,7 @@ class CatOfNumbers(Rule):
     min_torch = "0.4"  # `torch.stack` of 0-dim tensors (in 0.3 they were (1,) and stacked to (n, 1))
     summary = "`torch.cat` of one-number tensors (1-element vectors in 0.3, 0-dim now: RuntimeError) becomes `torch.stack`"
     triggers = ("cat(",)
-    requires = ("torch",)
+    imports = ("torch",)
     changes = (
         Example("import torch\nimport torch.nn.functional as F\n\nlosses = []\nfor x, y in batches:\n"
                 "    losses.append(F.mse_loss(model(x), y))\ntotal = torch.cat(losses).mean()\n",

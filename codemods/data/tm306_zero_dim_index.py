@@ -51,7 +51,7 @@ class ZeroDimIndex(Rule):
     summary = ("`x[i]` of a 1-dim tensor is 0-dim since 0.4: a loss argument keeps the 0.3 shape (`.unsqueeze(0)`), "
                "a 0.3 tensor's element used as a number becomes `.item()`")
     triggers = ("]",)
-    requires = ("torch",)
+    imports = ("torch",)
     changes = (
         Example(CHAR_RNN, CHAR_RNN.replace("target[c])", "target[c].unsqueeze(0))")),
         Example("import torch\nimport torch.nn.functional as F\n\nscores = torch.randn(4, 3)\n"

@@ -26,7 +26,7 @@ class RenamedFunction(TableRule):
     summary = ("renamed or removed functions (`F.sigmoid`, `nn.init.xavier_uniform`, `clip_grad_norm`, "
                "`F.upsample`, `torch.gesv`, ...) become their current equivalents")
     triggers = tuple(sorted({q.rpartition(".")[2] for q in (*RENAMES, *SPECIAL_RENAMES)}))
-    requires = ("torch",)
+    imports = ("torch",)
     min_torch = "0.4"  # the in-place init functions and clip_grad_norm_; newer replacements check their own
     table = frozenset((*RENAMES, *SPECIAL_RENAMES))
     changes = (

@@ -25,7 +25,7 @@ class SizeAverageReduce(TableRule):
     summary = "`size_average=`/`reduce=` on losses become the equivalent `reduction=`"
     triggers = ("size_average", "reduce", "Loss(", "loss(")
     table = frozenset(LOSS_PARAMETERS)
-    requires = ("torch",)
+    imports = ("torch",)
     changes = (
         Example("import torch.nn.functional as F\n\nloss = F.nll_loss(output, target, size_average=False)\n",
                 "import torch.nn.functional as F\n\nloss = F.nll_loss(output, target, reduction='sum')\n"),

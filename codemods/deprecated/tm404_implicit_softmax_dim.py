@@ -22,7 +22,7 @@ class ImplicitSoftmaxDim(TableRule):
     summary = "softmax/log_softmax/softmin without `dim` (legacy implicit dim) are reported; `dim=1` is an unsafe fix"
     triggers = ("softmax", "Softmax", "softmin", "Softmin")
     table = frozenset((*SOFTMAX_FUNCTIONS, *SOFTMAX_MODULES))
-    requires = ("torch",)
+    imports = ("torch",)
     changes = (
         Example("import torch.nn.functional as F\n\np = F.log_softmax(self.fc(x))\n",
                 "import torch.nn.functional as F\n\np = F.log_softmax(self.fc(x), dim=1)\n", unsafe=True),

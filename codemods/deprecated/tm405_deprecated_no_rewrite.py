@@ -20,7 +20,7 @@ class DeprecatedNoRewrite(TableRule):
                "`weight_norm`, ...) are reported")
     triggers = tuple(sorted({q.rpartition(".")[2] for q in REPORTED}))
     table = frozenset(REPORTED)
-    requires = ("torch",)
+    imports = ("torch",)
     changes = (
         Example("import torch\n\ne, v = torch.symeig(A, eigenvectors=True)\n"),
         Example("import torch.nn as nn\n\nlayer = nn.utils.weight_norm(nn.Linear(3, 4))\n"),

@@ -20,7 +20,7 @@ class LegacyUpsampleCorners(Rule):
     summary = ("linear-mode `F.upsample`/`nn.Upsample` without `align_corners` (0.3 aligned corners) are reported; "
                "`align_corners=True` is an unsafe fix")
     triggers = ("upsample", "Upsample")
-    requires = ("torch",)
+    imports = ("torch",)
     changes = (
         Example("import torch.nn as nn\n\nup = nn.Upsample(scale_factor=2, mode='bilinear')\n",
                 "import torch.nn as nn\n\nup = nn.Upsample(scale_factor=2, mode='bilinear', align_corners=True)\n",

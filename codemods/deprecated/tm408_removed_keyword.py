@@ -27,7 +27,7 @@ class RemovedKeyword(Rule):
     summary = ("removed keywords: `TensorDataset(data_tensor=, target_tensor=)` become positional; schedulers' "
                "`verbose` goes")
     triggers = ("data_tensor", "target_tensor", "verbose", "ReduceLROnPlateau")
-    requires = ("torch",)
+    imports = ("torch",)
     changes = (
         Example("import torch.utils.data as data\n\nds = data.TensorDataset(data_tensor=x, target_tensor=y)\n",
                 "import torch.utils.data as data\n\nds = data.TensorDataset(x, y)\n"),

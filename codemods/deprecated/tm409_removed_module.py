@@ -35,7 +35,7 @@ class RemovedModule(Rule):
                "replacements written, the rest reported")
     triggers = ("_six", "serialization", "torchtext", "legacy", "trainer", "ffi", "DataLoaderIter",
                 "numpy_type_map", "default_collate")
-    requires = ("torch",)
+    imports = ("torch",)
     min_torch = "0.4"  # the builtins; the default_collate import checks its own 1.11
     changes = (
         Example("from torch._six import container_abcs, string_classes\n\n\ndef flat(x):\n"

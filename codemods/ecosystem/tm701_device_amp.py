@@ -31,7 +31,7 @@ class DeviceAmp(Rule):
     name = "device-amp"
     summary = "`torch.cuda.amp.autocast()`/`GradScaler()`/`custom_fwd` (deprecated in 2.4) become `torch.amp.*` with the device"
     triggers = ("amp",)
-    requires = ("torch",)
+    imports = ("torch",)
     min_torch = "2.4"
     changes = (
         Example("import torch\n\nscaler = torch.cuda.amp.GradScaler()\nwith torch.cuda.amp.autocast():\n"

@@ -25,7 +25,7 @@ class DatasetAttributes(Rule):
     name = "dataset-attributes"
     summary = "torchvision datasets' `train_data`/`train_labels` (gone or warning since 0.2.2) become `data`/`targets`"
     triggers = ("_data", "_labels")
-    requires = ("torchvision",)
+    imports = ("torchvision",)
     changes = (
         Example(MNIST + "x = train.train_data.float() / 255\ny = train.train_labels\n",
                 MNIST + "x = train.data.float() / 255\ny = train.targets\n"),

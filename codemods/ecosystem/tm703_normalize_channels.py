@@ -32,7 +32,7 @@ class NormalizeChannels(Rule):
     name = "normalize-channels"
     summary = "`Normalize` with 3-channel mean/std on single-channel images (ignored in legacy torchvision, an error now) keeps the first channel's"
     triggers = ("Normalize",)
-    requires = ("torchvision",)
+    imports = ("torchvision",)
     changes = (
         Example(MNIST, MNIST.replace(RGB, "transforms.Normalize((0.485,), (0.229,))")),
         Example("import torchvision.transforms as T\n\n"

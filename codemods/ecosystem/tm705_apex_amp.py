@@ -53,7 +53,7 @@ class ApexAmp(Rule):
     name = "apex-amp"
     summary = "apex `amp.initialize`/`amp.scale_loss` (O1) become `torch.amp.autocast` + `GradScaler` (unsafe; O2/O3 reported)"
     triggers = ("amp",)
-    requires = ("apex",)
+    imports = ("apex",)
     changes = (
         Example(IMPORT + SETUP + LOOP, MIGRATED, unsafe=True),
         Example(IMPORT + SETUP.replace("O1", "O2") + LOOP, None),

@@ -28,7 +28,7 @@ class LossTargetRank(Rule):
     kind = "hazard"
     min_torch = "0.4"
     triggers = tuple(torchapi.ELEMENTWISE_LOSSES)
-    requires = ("torch",)
+    imports = ("torch",)
     changes = (
         Example("import torch\nimport torch.nn as nn\n\nD = nn.Sequential(nn.Linear(4, 1), nn.Sigmoid())\n"
                 "criterion = nn.BCELoss()\nx = torch.randn(8, 4)\nloss = criterion(D(x), torch.ones(8))\n",
