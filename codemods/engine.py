@@ -1,7 +1,8 @@
 """Run a set of rules over one source text: one parse, one traversal, one print.
 
 1. text rules (the documented token-level pre-pass: ``async=`` cannot be parsed),
-2. ``libcst.parse_module`` once (or reuse the tree the driver's previous pass made),
+2. ``libcst.parse_module`` once, without libcst's per-node validation (``parse``), or reuse the tree the
+   driver's previous pass made,
 3. every rule's ``visit_*`` handlers called in one pass over the tree's nodes, then ``leave_Module`` (each
    node's children and parent are indexed once, for the dispatch and for every family's own analysis walk;
    layout nodes are left out),
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
+from libcst._nodes.base import CSTNode
 
 from codemods.base import FileContext, Rule, suppressed
 from codemods.commands import CommandRule, TextRuleBase
@@ -27,6 +29,23 @@ from codemods.repo import FileView
 from codemods.versions import Version
 from codemods.walk import build_index, indexed, parent
 
+
+
+def _not_validated(node: CSTNode) -> None:
+    pass
+
+
+def parse(text: str) -> cst.Module:
+    """``libcst.parse_module`` without the check every node makes of its fields as it is built (13 % of a
+    parse): the native parser builds only trees that print the text it read (libcst's own comment on
+    ``CSTNode.__post_init__`` says validation could be skipped when parsing). Nodes the fixes build are still
+    checked. The rules run on one thread at a time, so the class attribute is this parse's alone."""
+    validated = CSTNode.__dict__["__post_init__"]
+    CSTNode.__post_init__ = _not_validated
+    try:
+        return cst.parse_module(text)
+    finally:
+        CSTNode.__post_init__ = validated
 
 
 class TextRule(TextRuleBase):
@@ -151,7 +170,7 @@ def run_rules(text: str, rules: Sequence[type], *, unsafe_fixes: bool = False, f
     index = build_index(tree) if tree is not None and text == original else None
     parsed = index is None or index.shared
     if parsed:
-        tree = cst.parse_module(text)
+        tree = parse(text)
         index = build_index(tree)
     with indexed(index):  # the walks of every rule family, and of the import clean-up, share it
         fixed = _tree_pass(tree, index.order, rules, lines, findings, unsafe_fixes=unsafe_fixes, fix=fix,

@@ -189,10 +189,26 @@ def _on_big_stack(function: Callable, *args, **kwargs):
     return value
 
 
-# Every word of every statement that may be an import, up to its end (a superset of the imports ``ImportMap``
-# resolves names through: ``yield from x``, or a comment saying "import torch", counts too).
-_IMPORT_STATEMENT = re.compile(r"\b(?:import|from)\b((?:[^\n\\(]|\\\r?\n|\([^)]*\))*)")
+# The rest of a statement from an ``import`` on (every import statement has the word), brackets and backslash
+# continuations followed. Starting with a literal keeps the search fast.
+_IMPORT_REST = re.compile(r"import\b(?:[^\n\\(]|\\\r?\n|\([^)]*\))*")
 _WORD = re.compile(r"\w+")
+
+
+def _import_words(text: str) -> set:
+    """Every word of every line that may hold an import statement, from the statement's first line to its end:
+    a superset of the imports ``ImportMap`` resolves names through (``yield from x`` or a comment that says
+    "import torch" count too, a docstring that says torch does not)."""
+    words = set()
+    for found in _IMPORT_REST.finditer(text):
+        start = found.start()
+        if start and (text[start - 1].isalnum() or text[start - 1] == "_"):
+            continue  # the end of a longer word (``reimport``)
+        line = text.rfind("\n", 0, start) + 1
+        while line > 1 and text.endswith("\\", 0, line - (2 if text[line - 2] == "\r" else 1)):
+            line = text.rfind("\n", 0, line - 1) + 1  # a line continued from the one before
+        words.update(_WORD.findall(text, line, found.end()))
+    return words
 
 
 def _trigger_filter(rules: Sequence[type], text: str, path: Optional[Path] = None) -> List[type]:
@@ -203,7 +219,7 @@ def _trigger_filter(rules: Sequence[type], text: str, path: Optional[Path] = Non
              if any(trigger in text for trigger in rule.triggers) and all(word in text for word in rule.requires)]
     if not any(rule.imports for rule in found):
         return found
-    imported = {word for statement in _IMPORT_STATEMENT.findall(text) for word in _WORD.findall(statement)}
+    imported = _import_words(text)
 
     def imports(rule: type) -> bool:
         return not rule.imports or any(word.startswith(rule.imports) for word in imported)
