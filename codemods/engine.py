@@ -8,7 +8,8 @@
    layout nodes are left out),
 4. findings get positions (only when there are any) and inline suppressions,
 5. all fixes applied in one bottom-up transform, then scheduled import changes (``imports.py``),
-6. one ``module.code``. When no fix applies the input text is returned as is.
+6. one code generation (``positions.code``), which also gives the guard the new tree's statements (the old
+   tree's come with step 4's positions). When no fix applies the input text is returned as is.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from codemods.commands import CommandRule, TextRuleBase
 from codemods.finding import Finding
 from codemods.imports import add_imports, remove_unused_imports
 from codemods.names import ImportMap
-from codemods.positions import NEWLINE, positions
+from codemods.positions import NEWLINE, Statement, code, positions
 from codemods.repo import FileView
 from codemods.versions import Version
 from codemods.walk import build_index, indexed, parent
@@ -61,6 +62,9 @@ class Outcome:
     findings: List[Finding] = field(default_factory=list)
     module: Optional[cst.Module] = None  # the tree the fixes made (it prints ``text``); None if none applied
     parsed: bool = True  # False: the rules ran on the ``tree`` they were given
+    # With ``module``: the statements of the input text and of ``text`` (``codemods.positions.statements``),
+    # for the guard; None where a text rule changed the text the tree was parsed from.
+    statements: Optional[Tuple[List[Statement], List[Statement]]] = None
 
 
 @functools.lru_cache(maxsize=None)
@@ -173,21 +177,26 @@ def run_rules(text: str, rules: Sequence[type], *, unsafe_fixes: bool = False, f
         tree = parse(text)
         index = build_index(tree)
     with indexed(index):  # the walks of every rule family, and of the import clean-up, share it
-        fixed = _tree_pass(tree, index.order, rules, lines, findings, unsafe_fixes=unsafe_fixes, fix=fix,
-                           min_torch=min_torch, repo=repo)
+        fixed, old_statements = _tree_pass(tree, index.order, rules, lines, findings, unsafe_fixes=unsafe_fixes,
+                                           fix=fix, min_torch=min_torch, repo=repo, statements=text == original)
     findings.sort(key=lambda f: (f.line, f.col, f.code))
     if not fix:
         return Outcome(original, findings, parsed=parsed)
     if fixed is None:
         return Outcome(text, findings, parsed=parsed)
-    return Outcome(fixed.code, findings, fixed, parsed)
+    if old_statements is None:
+        return Outcome(code(fixed), findings, fixed, parsed)
+    new_text, new_statements = code(fixed, statements=True)
+    return Outcome(new_text, findings, fixed, parsed,
+                   None if new_statements is None else (old_statements, new_statements))
 
 
 def _tree_pass(module: cst.Module, order: Sequence[cst.CSTNode], rules: Sequence[type], lines: List[str],
                findings: List[Finding], *,
-               unsafe_fixes: bool, fix: bool, min_torch: Version, repo: Optional[FileView] = None
-               ) -> Optional[cst.Module]:
-    """Run the tree rules, add their findings; the fixed module, or None when no fix applies."""
+               unsafe_fixes: bool, fix: bool, min_torch: Version, repo: Optional[FileView] = None,
+               statements: bool = False) -> Tuple[Optional[cst.Module], Optional[List[Statement]]]:
+    """Run the tree rules, add their findings; the fixed module (None when no fix applies) and, if asked and
+    fixes apply, the statements of ``module``."""
     imports = ImportMap(module)
     if repo is not None:
         imports.reach(repo.reaching)
@@ -198,8 +207,13 @@ def _tree_pass(module: cst.Module, order: Sequence[cst.CSTNode], rules: Sequence
 
     fixes: Dict[int, list] = {}
     targets: List[cst.CSTNode] = []
+    old_statements = None
     if ctx.reports:
-        spans = positions(module, [report.node for report in ctx.reports])
+        reported = [report.node for report in ctx.reports]
+        if fix and statements:
+            spans, old_statements = positions(module, reported, statements=True)
+        else:
+            spans = positions(module, reported)
         for report in ctx.reports:
             line, column, end_line, _ = spans[id(report.node)]
             line_text = lines[line - 1] if line <= len(lines) else ""
@@ -225,6 +239,6 @@ def _tree_pass(module: cst.Module, order: Sequence[cst.CSTNode], rules: Sequence
                 fixes.setdefault(id(report.node), []).append(report.fix)
                 targets.append(report.node)
     if not fixes:
-        return None
+        return None, None
     module = module.visit(_ApplyFixes(fixes, targets, ctx.became))
-    return remove_unused_imports(add_imports(module, ctx.added_imports), ctx.removed_imports)
+    return remove_unused_imports(add_imports(module, ctx.added_imports), ctx.removed_imports), old_statements

@@ -264,9 +264,9 @@ def _syntax_error(text: str, error: cst.ParserSyntaxError) -> Tuple[int, int, st
     return error.editor_line, error.editor_column, f"syntax error (libcst): {message}"
 
 
-def _verify(source: Source, text: str, findings: Sequence[Finding]) -> Tuple[List[Anchor], bytes]:
+def _verify(source: Source, text: str, findings: Sequence[Finding], statements=None) -> Tuple[List[Anchor], bytes]:
     """``check_rewrite``, then the new bytes in the file's own encoding."""
-    anchors = check_rewrite(source.text, text, findings)
+    anchors = check_rewrite(source.text, text, findings, statements)
     try:
         return anchors, source.encode(text)
     except UnicodeEncodeError as error:
@@ -376,7 +376,7 @@ def _one_pass(shown: Path, source: Source, options: Options, rules: Sequence[typ
     if outcome.text == source.text:
         return _Pass(source, outcome.findings, source.text)
     try:
-        anchors, new_bytes = _verify(source, outcome.text, outcome.findings)
+        anchors, new_bytes = _verify(source, outcome.text, outcome.findings, outcome.statements)
         new = _read_back(source, new_bytes)
     except BrokenRewrite as error:
         if isinstance(error, Uncompilable) and _inherited(shown, source, active):

@@ -10,9 +10,12 @@ import ast
 import bisect
 import io
 import sys
-from typing import Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from codemods.finding import Finding
+
+if TYPE_CHECKING:  # the guard itself stays free of libcst (a run the cache serves imports neither)
+    from codemods.positions import Statement
 
 
 class BrokenRewrite(Exception):
@@ -117,7 +120,8 @@ def python_name() -> str:
     return f"Python {sys.version_info.major}.{sys.version_info.minor}"
 
 
-def check_rewrite(old: str, new: str, findings: Sequence[Finding]) -> List[Anchor]:
+def check_rewrite(old: str, new: str, findings: Sequence[Finding],
+                  statements: Optional[Tuple[Sequence[Statement], Sequence[Statement]]] = None) -> List[Anchor]:
     """Refuse a rewrite that does not compile or that changed code no applied fix reported.
 
     A fix may change the statements its finding's lines overlap, add
@@ -126,7 +130,21 @@ def check_rewrite(old: str, new: str, findings: Sequence[Finding]) -> List[Ancho
     libcst reprinted verbatim are not compared further). Returns those
     statements' lines in both texts (the anchors of the change map); raises
     ``BrokenRewrite``.
+
+    ``statements``: both texts' statements from the trees that print them (``codemods.positions``). Where
+    each statement to keep is there in the new tree as the node it was (so printed from the same node, at
+    most indented anew), nothing is parsed but the compile; otherwise both texts are compared by ``ast``.
     """
+    touched = _merged((f.line, f.end_line or f.line) for f in findings if f.applied)
+    starts = [start for start, _ in touched]
+    if statements is not None:
+        try:
+            compile(new, "<new>", "exec", dont_inherit=True)
+        except SyntaxError as error:
+            raise Uncompilable(error.lineno or 1, error.msg) from None
+        anchors = _kept(*statements, touched, starts)
+        if anchors is not None:
+            return anchors
     try:
         new_tree = ast.parse(new)
         compile(new_tree, "<new>", "exec", dont_inherit=True)
@@ -140,8 +158,6 @@ def check_rewrite(old: str, new: str, findings: Sequence[Finding]) -> List[Ancho
         except SyntaxError:
             raise BrokenRewrite(error.lineno or 1, f"cannot check the rewrite: {python_name()} cannot parse the "
                                 f"original ({error.msg})", internal=False) from None
-    touched = _merged((f.line, f.end_line or f.line) for f in findings if f.applied)
-    starts = [start for start, _ in touched]
     old_lines, new_lines = text_lines(old), text_lines(new)
     candidates = _units(new_tree.body)
     anchors = []
@@ -160,6 +176,23 @@ def check_rewrite(old: str, new: str, findings: Sequence[Finding]) -> List[Ancho
         else:
             raise BrokenRewrite(unit.first, f"changed or removed code that no fix reported (line {unit.first}: "
                                 f"`{old_lines[unit.first - 1].strip()}`)")
+        anchors.append(Anchor(unit.first, unit.last, candidate.first, candidate.last))
+    return anchors
+
+
+def _kept(old: Sequence[Statement], new: Sequence[Statement], touched: List[Tuple[int, int]],
+          starts: List[int]) -> Optional[List[Anchor]]:
+    """The anchors, if every statement of ``old`` no fix touched is in ``new``, in order, by its key."""
+    candidates = iter(new)
+    anchors = []
+    for unit in old:
+        if _overlaps(unit, touched, starts):
+            continue
+        for candidate in candidates:
+            if candidate.key == unit.key:
+                break
+        else:
+            return None
         anchors.append(Anchor(unit.first, unit.last, candidate.first, candidate.last))
     return anchors
 

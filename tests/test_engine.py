@@ -1,6 +1,8 @@
 """Engine internals that the rules rely on: positions, the fast walk, import changes."""
 from pathlib import Path
 
+import ast
+
 import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -8,8 +10,9 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 import codemods
 from codemods.engine import run_rules
 from codemods.imports import add_imports, remove_unused_imports
-from codemods.positions import positions
+from codemods.positions import code, positions
 from codemods.walk import LAYOUT, walk
+from migrate.guard import _units
 
 SAMPLES = sorted(p for p in (Path(__file__).resolve().parents[1] / "samples").rglob("*.py")
                  if "async=True" not in p.read_text(encoding="utf-8"))
@@ -28,6 +31,77 @@ def test_positions_match_libcst_position_provider(path):
     few = nodes[::41]
     assert {k: v for k, v in positions(module, few).items() if k in {id(n) for n in few}} == \
         {id(n): spans[id(n)] for n in few}
+
+
+SHAPES = """\
+import os
+# a comment before
+
+
+@decorator(
+    1)
+@other
+class A(Base):  # trailing
+    x = 1; y = 2
+
+    def f(self, a,
+          b):
+        \"\"\"Doc.\"\"\"
+        if a: return b
+        elif b:
+            pass
+        else:
+            return (a +
+                    b)
+
+
+try:
+    import json
+except (ValueError,
+        KeyError) as error:
+    raise
+except OSError:
+    pass
+else:
+    z = 3
+finally:
+    w = \\
+        4
+for i in range(3):
+    continue
+else:
+    v = 5
+while False:
+    break
+with open(os.devnull) as handle, \\
+        open(os.devnull):
+    print(handle)
+match z:
+    case [1, 2]:
+        pass
+    case {"k": value} if value:
+        print(value)
+async def g():
+    async with lock:
+        await thing()
+    async for item in items:
+        yield item
+"""
+
+
+@pytest.mark.parametrize("path", [None, *SAMPLES[:4]], ids=lambda p: p.name if p else "shapes")
+def test_statements_are_the_guards_units(path):
+    """The statements the guard gets from libcst's trees have the lines of the units it takes from ``ast``
+    (``a; b`` is one statement for libcst, two units for ast: compared as sets), from the positions pass over
+    a parsed tree and from the code generation of a tree alike; ``code`` prints ``module.code``."""
+    text = SHAPES if path is None else path.read_text(encoding="utf-8")
+    module = cst.parse_module(text)
+    expected = {(unit.first, unit.last, unit.header) for unit in _units(ast.parse(text).body)}
+    _, from_positions = positions(module, [], statements=True)
+    printed, from_code = code(module, statements=True)
+    assert printed == module.code == code(module)
+    for found in (from_positions, from_code):
+        assert {(unit.first, unit.last, unit.header) for unit in found} == expected
 
 
 def test_walk_visits_what_libcst_visits_but_layout():

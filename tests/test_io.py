@@ -108,6 +108,18 @@ def test_every_rule_keeps_line_endings_bom_and_cookie(tmp_path, name):
         assert b"caf\xe9" in new
 
 
+def test_the_change_map_follows_statements_not_look_alikes(tmp_path):
+    """The fix turns lines 6-7 into a copy of the untouched block after them: the change map must point at the
+    fix's own lines (once placed at the first block that read the same, i.e. on the untouched one)."""
+    data = (b"import torch\n\nnet = torch.nn.Linear(4, 1)\nclip = 0.01\nfor step in range(2):\n"
+            b"    for p in net.parameters():\n        p.data.clamp_(-clip, clip)\n    with torch.no_grad():\n"
+            b"        for p in net.parameters():\n            p.clamp_(-clip, clip)\n")
+    path = write(tmp_path / "clip.py", data)
+    [result] = rewrite(path, mode=driver.DIFF, select=("TM304",))
+    assert result.error is None
+    assert [(change["line"], change["end_line"], change["code"]) for change in result.changes] == [(6, 8, "TM304")]
+
+
 @pytest.mark.parametrize("mode", [0o755, 0o640, 0o600])
 def test_permissions_and_executable_bit_are_kept(tmp_path, mode):
     path = write(tmp_path / "train.py", b"#!/usr/bin/env python\n" + LEGACY, mode)
