@@ -144,6 +144,7 @@ def print_by_rule(rules, run) -> None:
         for _, _, attr in engine._handler_names(rule):
             wrap(rule, attr, rule.code)
     for owner, attr, label in ((cst, "parse_module", "parse"), (engine, "positions", "positions"),
+                               (engine, "code", "code generation"),
                                (engine, "remove_unused_imports", "import clean-up"), (engine, "ImportMap", "imports"),
                                (engine, "build_index", "child index"), (driver, "_verify", "guard"),
                                (driver, "_one_pass", "driver, engine"), (engine._Dispatcher, "run", "dispatch"),

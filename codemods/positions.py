@@ -31,38 +31,40 @@ _NOT_RECORDED = nullcontext()
 
 
 class _Recording:
+    """A reported node's syntactic span, in token indices (hoisted from ``start_node``/``end_node`` as
+    ``PositionProvider`` does); a statement's marks too, when the statements are asked for."""
+
     __slots__ = ("state", "node", "start_node", "end_node", "start")
 
     def __init__(self, state, node, start_node, end_node):
         self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
 
     def __enter__(self):
-        self.start = (self.state.line, self.state.column)
+        self.start = self.state.mark()
 
     def __exit__(self, *exc):
         state = self.state
-        start = state.spans[id(self.start_node)][:2] if self.start_node is not None else self.start
-        end = state.spans[id(self.end_node)][2:] if self.end_node is not None else (state.line, state.column)
-        state.spans[id(self.node)] = (*start, *end)
+        start = state.spans[id(self.start_node)][0] if self.start_node is not None else self.start
+        end = state.spans[id(self.end_node)][1] if self.end_node is not None else state.mark()
+        state.spans[id(self.node)] = (start, end)
         if state.statement_marks is not None and type(self.node) in _STATEMENTS:  # a reported statement
-            state.statement_marks[id(self.node)] = [self.start[0], state.line]
+            state.statement_marks[id(self.node)] = (self.start, state.mark())
         return False
 
 
 class _Marks:
-    """Where each statement starts and ends (``statement_marks`` ``id(node) -> [start, end]``), in the state's
-    own measure: a line, or an index into the tokens."""
+    """A statement's syntactic start and end, in token indices (``statement_marks``)."""
 
-    __slots__ = ("state", "node")
+    __slots__ = ("state", "node", "start")
 
     def __init__(self, state, node):
         self.state, self.node = state, node
 
     def __enter__(self):
-        self.state.statement_marks[id(self.node)] = [self.state.mark(), None]
+        self.start = self.state.mark()
 
     def __exit__(self, *exc):
-        self.state.statement_marks[id(self.node)][1] = self.state.mark()
+        self.state.statement_marks[id(self.node)] = (self.start, self.state.mark())
         return False
 
 
@@ -71,105 +73,92 @@ _STATEMENTS = frozenset({cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.
                          cst.ClassDef, cst.Match, cst.MatchCase, cst.Decorator})
 
 
-class _TextState(CodegenState):
-    """``module.code`` without a context manager per node; with ``statements``, each statement's marks."""
+class _State(CodegenState):
+    """libcst's code generation, keeping the token index where each wanted node (and, with ``statements``,
+    each statement) starts and ends; lines and columns are counted afterwards, only between those indices
+    (``_line_columns``), so a token costs a list append. No context manager is opened for other nodes."""
 
-    def __init__(self, module: cst.Module, statements: bool):
+    def __init__(self, module: cst.Module, wanted: set, statements: bool, keep_text: bool):
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
-        self.statement_marks: Optional[Dict[int, list]] = {} if statements else None
-
-    def mark(self) -> int:
-        return len(self.tokens)
-
-    def record_syntactic_position(self, node, *, start_node=None, end_node=None):
-        if self.statement_marks is not None and type(node) in _STATEMENTS:
-            return _Marks(self, node)
-        return _NOT_RECORDED
-
-
-class _PositionState(CodegenState):
-    def __init__(self, module: cst.Module, wanted: set, statements: bool = False):
-        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
-        self.line, self.column = 1, 0
-        self.before_last = (1, 0)
         self.wanted = wanted
-        self.spans: Dict[int, Span] = {}
-        self.starts: Dict[int, Tuple[int, int]] = {}
-        self.statement_marks: Optional[Dict[int, list]] = {} if statements else None
+        self.spans: Dict[int, Tuple[int, int]] = {}
+        self.starts: Dict[int, int] = {}
+        self.statement_marks: Optional[Dict[int, Tuple[int, int]]] = {} if statements else None
+        self.keep_text = keep_text
+        self.popped = 0  # the final newline a module without one drops, when only positions are wanted
 
     def mark(self) -> int:
-        return self.line
-
-    def _advance(self, value: str) -> None:
-        self.before_last = (self.line, self.column)
-        if "\n" in value or "\r" in value:
-            segments = NEWLINE.split(value)
-            self.line += len(segments) - 1
-            self.column = len(segments[-1])
-        else:
-            self.column += len(value)
-
-    def add_token(self, value: str) -> None:
-        self._advance(value)
-
-    def add_indent_tokens(self) -> None:
-        for token in self.indent_tokens:
-            self._advance(token)
+        return len(self.tokens) - self.popped
 
     def pop_trailing_newline(self) -> None:
-        self.line, self.column = self.before_last
+        if self.keep_text:
+            super().pop_trailing_newline()
+        else:  # kept, so that a node that ended after it still counts it (as PositionProvider does)
+            self.popped = 1
 
     # Nodes without a syntactic position get the whitespace-inclusive one, as in PositionProvider.
     def before_codegen(self, node) -> None:
         if id(node) in self.wanted:
-            self.starts[id(node)] = (self.line, self.column)
+            self.starts[id(node)] = self.mark()
 
     def after_codegen(self, node) -> None:
         key = id(node)
         if key in self.wanted and key not in self.spans:
-            self.spans[key] = (*self.starts[key], self.line, self.column)
+            self.spans[key] = (self.starts[key], self.mark())
 
     def record_syntactic_position(self, node, *, start_node=None, end_node=None):
-        if id(node) not in self.wanted:
-            if self.statement_marks is not None and type(node) in _STATEMENTS:
-                return _Marks(self, node)
-            return _NOT_RECORDED
-        for child in (start_node, end_node):
-            if child is not None:
-                self.wanted.add(id(child))
-        return _Recording(self, node, start_node, end_node)
+        if id(node) in self.wanted:
+            for child in (start_node, end_node):
+                if child is not None:
+                    self.wanted.add(id(child))
+            return _Recording(self, node, start_node, end_node)
+        if self.statement_marks is not None and type(node) in _STATEMENTS:
+            return _Marks(self, node)
+        return _NOT_RECORDED
+
+    def line_columns(self) -> Dict[int, Tuple[int, int]]:
+        """Line (1-based) and column of each token index marked."""
+        marks = {mark for span in self.spans.values() for mark in span}
+        if self.statement_marks:
+            marks.update(mark for span in self.statement_marks.values() for mark in span)
+        found, line, column, previous, tokens = {}, 1, 0, 0, self.tokens
+        for mark in sorted(marks):
+            chunk = "".join(tokens[previous:mark])
+            if "\r" in chunk:
+                segments = NEWLINE.split(chunk)
+                line += len(segments) - 1
+                column = len(segments[-1]) if len(segments) > 1 else column + len(chunk)
+            else:
+                newlines = chunk.count("\n")
+                if newlines:
+                    line += newlines
+                    column = len(chunk) - chunk.rfind("\n") - 1
+                else:
+                    column += len(chunk)
+            found[mark], previous = (line, column), mark
+        return found
+
+    def statements(self, module: cst.Module, at: Dict[int, Tuple[int, int]]) -> Optional[List["Statement"]]:
+        return _statements(module, {key: (at[start][0], at[end][0])
+                                    for key, (start, end) in self.statement_marks.items()})
 
 
 def positions(module: cst.Module, nodes: Iterable[cst.CSTNode], statements: bool = False):
     """``id(node) -> (line, column, end_line, end_column)`` for each of ``nodes``; with ``statements``, also
     the module's ``statements`` (``(spans, statements)``)."""
-    state = _PositionState(module, {id(node) for node in nodes}, statements)
+    state = _State(module, {id(node) for node in nodes}, statements, keep_text=False)
     module._codegen(state)
-    if not statements:
-        return state.spans
-    return state.spans, _statements(module, state.statement_marks)
+    at = state.line_columns()
+    spans: Dict[int, Span] = {key: (*at[start], *at[end]) for key, (start, end) in state.spans.items()}
+    return (spans, state.statements(module, at)) if statements else spans
 
 
 def code(module: cst.Module, statements: bool = False):
     """``module.code``; with ``statements``, ``(code, the module's statements)``."""
-    state = _TextState(module, statements)
+    state = _State(module, set(), statements, keep_text=True)
     module._codegen(state)
     text = "".join(state.tokens)
-    if not statements:
-        return text
-    lines = _lines_at(state.tokens, {mark for marks in state.statement_marks.values() for mark in marks})
-    return text, _statements(module, {key: [lines[start], lines[end]]
-                                      for key, (start, end) in state.statement_marks.items()})
-
-
-def _lines_at(tokens: List[str], marks: set) -> Dict[int, int]:
-    """The line each token index (a mark) falls on: one join of the tokens between consecutive marks."""
-    lines, line, previous = {}, 1, 0
-    for mark in sorted(marks):
-        chunk = "".join(tokens[previous:mark])
-        line += chunk.count("\n") + (chunk.count("\r") - chunk.count("\r\n") if "\r" in chunk else 0)
-        lines[mark], previous = line, mark
-    return lines
+    return (text, state.statements(module, state.line_columns())) if statements else text
 
 
 class Statement(NamedTuple):
@@ -198,7 +187,7 @@ def _header_key(node: cst.CSTNode) -> tuple:
                           for value in values))
 
 
-def _statements(module: cst.Module, marks: Dict[int, list]) -> Optional[List[Statement]]:
+def _statements(module: cst.Module, marks: Dict[int, Tuple[int, int]]) -> Optional[List[Statement]]:
     """The module's statements in source order, as ``migrate.guard`` takes them (lines of imports left out:
     the engine adds and removes imports as fixes ask); None where keys would not tell statements apart (a node
     object twice in the tree) or a block was left empty (code generation prints a ``pass`` of no node)."""
