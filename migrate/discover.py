@@ -15,11 +15,12 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Iterable, List, Optional, Sequence, Tuple
-
-import pathspec
+from typing import TYPE_CHECKING, Iterable, List, Optional, Sequence, Tuple
 
 from codemods.commands import is_command_file
+
+if TYPE_CHECKING:  # imported where a pattern is first read (a tree without one, served by the cache, starts faster)
+    import pathspec
 
 SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox",
              ".nox", ".eggs", "node_modules", "site-packages", ".torch-migrate-cache", ".ipynb_checkpoints"}
@@ -36,6 +37,12 @@ def _gitignore(directory: Path) -> Optional["pathspec.PathSpec"]:
         lines = (directory / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
+    return _spec(lines)
+
+
+def _spec(lines: Sequence[str]) -> "pathspec.PathSpec":
+    import pathspec
+
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
@@ -74,7 +81,7 @@ def discover(paths: Iterable[Path], exclude: Sequence[str] = (), notebooks: bool
     looping link or not a regular file, reading it says so. Files found by
     walking a directory are listed only when they are regular files inside it.
     """
-    exclude_spec = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
+    exclude_spec = _spec(exclude) if exclude else None
     suffixes = (".py", ".ipynb") if notebooks else (".py",)
     seen = set()
     found: List[Tuple[Path, Path]] = []
@@ -109,7 +116,7 @@ def discover(paths: Iterable[Path], exclude: Sequence[str] = (), notebooks: bool
             )
             for name in sorted(filenames):
                 if (not (name.endswith(suffixes) or commands and is_command_file(name))
-                        or _ignored(real_here / name, False, specs)):
+                        or specs and _ignored(real_here / name, False, specs)):
                     continue
                 try:
                     mode = os.lstat(os.path.join(directory, name)).st_mode
