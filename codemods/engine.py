@@ -210,7 +210,9 @@ def _tree_pass(module: cst.Module, order: Sequence[cst.CSTNode], rules: Sequence
     old_statements = None
     if ctx.reports:
         reported = [report.node for report in ctx.reports]
-        if fix and statements:
+        # the statements only where a fix may apply (a settling pass and a file of hazards need none)
+        if fix and statements and any(report.fix is not None and (unsafe_fixes or not report.unsafe)
+                                      for report in ctx.reports):
             spans, old_statements = positions(module, reported, statements=True)
         else:
             spans = positions(module, reported)

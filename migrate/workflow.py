@@ -37,7 +37,6 @@ import typer
 from migrate import driver
 from migrate.config import ConfigError, load_config
 from migrate.discover import SKIP_DIRS, discover
-from migrate.notebook import diff_files, is_notebook
 from migrate.progress import Progress, for_stderr
 from migrate.words import plural
 
@@ -217,6 +216,8 @@ def migrate_repo(
 
 
 def _diff(old: Path, new: Path, relative: Path) -> str:
+    from migrate.notebook import diff_files, is_notebook  # nbformat: only where a diff is shown
+
     if is_notebook(relative):
         return diff_files(old / relative, new / relative, relative)
     name = relative.as_posix()
