@@ -4,9 +4,10 @@ every statement of a tree, for the guard.
 libcst's ``PositionProvider`` records a range for every node of the file
 through the metadata machinery, which on a large file costs more than all
 rules together. Findings need positions for a handful of nodes, so this pass
-generates the code once without keeping it, follows line and column, and
-records only the nodes asked for (and the children their positions are
-hoisted from), with the same semantics as ``PositionProvider``.
+generates the code once, notes where in the tokens the nodes asked for (and
+the children their positions are hoisted from) start and end, and counts
+lines and columns up to those places only, with the same semantics as
+``PositionProvider``.
 
 The guard (``migrate.guard``) compares the statements of a file before and after a rewrite. ``statements``
 gives them from the trees the rewrite already has, each with its lines and a key that is equal in both trees
@@ -76,7 +77,7 @@ _STATEMENTS = frozenset({cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.
 class _State(CodegenState):
     """libcst's code generation, keeping the token index where each wanted node (and, with ``statements``,
     each statement) starts and ends; lines and columns are counted afterwards, only between those indices
-    (``_line_columns``), so a token costs a list append. No context manager is opened for other nodes."""
+    (``line_columns``), so a token costs a list append. No context manager is opened for other nodes."""
 
     def __init__(self, module: cst.Module, wanted: set, statements: bool, keep_text: bool):
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)

@@ -14,6 +14,7 @@ and every cache hit on stderr.
 from __future__ import annotations
 
 import ast
+import contextlib
 import fnmatch
 import functools
 import io
@@ -636,7 +637,7 @@ def run(
     broken: tuple = ()  # what a dead worker raises
     from migrate import pool
 
-    with pool.interruptible(), pool.collect_less():
+    with pool.interruptible(), pool.collect_less(), contextlib.ExitStack() as quiet:
         if jobs == 1:
             rules = options.rules() if pending else []
             computed = ((index, process_file(*files[index], options, rules)) for index in pending)
@@ -651,6 +652,7 @@ def run(
             stop = context.Event()
             executor = ProcessPoolExecutor(jobs, mp_context=context, initializer=pool.init_worker,
                                            initargs=(options, stop, os.getpid()))
+            quiet.enter_context(pool.quiet_cancel_race())  # left after the shutdown below
         try:
             if executor is not None:
                 batches = pool.batches([files[index][1] for index in pending], jobs)

@@ -107,6 +107,29 @@ def interruptible() -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def quiet_cancel_race() -> Iterator[None]:
+    """Drop one traceback of the standard library's: when a worker dies (a SIGTERM to the process group) while
+    the interrupted run's futures are being cancelled (closing ``executor.map`` cancels them), the executor's
+    manager thread sets an exception on a cancelled future and prints ``InvalidStateError`` (CPython gh-107219,
+    fixed in 3.12; Python 3.11 has it). The run has its outcome by then; any other thread's exception is
+    reported as before."""
+    from concurrent.futures import InvalidStateError
+    from concurrent.futures.process import _ExecutorManagerThread
+
+    previous = threading.excepthook
+
+    def hook(args) -> None:
+        if not (issubclass(args.exc_type, InvalidStateError) and isinstance(args.thread, _ExecutorManagerThread)):
+            previous(args)
+
+    threading.excepthook = hook
+    try:
+        yield
+    finally:
+        threading.excepthook = previous
+
+
+@contextlib.contextmanager
 def collect_less() -> Iterator[None]:
     """Keep what is loaded (modules, rule tables) out of the cycle collector's sight and collect young
     objects less often, here and in the workers forked meanwhile: a file's tree is ~10^5 objects without
