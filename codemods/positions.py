@@ -86,16 +86,15 @@ class _State(CodegenState):
         self.starts: Dict[int, int] = {}
         self.statement_marks: Optional[Dict[int, Tuple[int, int]]] = {} if statements else None
         self.keep_text = keep_text
-        self.popped = 0  # the final newline a module without one drops, when only positions are wanted
 
     def mark(self) -> int:
-        return len(self.tokens) - self.popped
+        return len(self.tokens)
 
     def pop_trailing_newline(self) -> None:
+        """A module without a final newline drops the one its last statement printed; its positions count it
+        (as ``PositionProvider``'s do: the Module ends on the line after)."""
         if self.keep_text:
             super().pop_trailing_newline()
-        else:  # kept, so that a node that ended after it still counts it (as PositionProvider does)
-            self.popped = 1
 
     # Nodes without a syntactic position get the whitespace-inclusive one, as in PositionProvider.
     def before_codegen(self, node) -> None:

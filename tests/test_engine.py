@@ -18,9 +18,10 @@ SAMPLES = sorted(p for p in (Path(__file__).resolve().parents[1] / "samples").rg
                  if "async=True" not in p.read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("path", SAMPLES[:4], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [*SAMPLES[:4], None], ids=lambda p: p.name if p else "no-final-newline")
 def test_positions_match_libcst_position_provider(path):
-    module = cst.parse_module(path.read_text(encoding="utf-8"))
+    text = "import torch\nx = torch.ones(2)  # c\nif x:\n    y = 1" if path is None else path.read_text(encoding="utf-8")
+    module = cst.parse_module(text)
     nodes = list(walk(module))
     reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     spans = positions(module, nodes)
