@@ -25,7 +25,7 @@ from codemods.commands import CommandRule, TextRuleBase
 from codemods.finding import Finding
 from codemods.imports import add_imports, remove_unused_imports
 from codemods.names import ImportMap
-from codemods.positions import NEWLINE, Statement, code, positions
+from codemods.positions import NEWLINE, Statement, code, libcst_method, positions
 from codemods.repo import FileView
 from codemods.versions import Version
 from codemods.walk import build_index, indexed, parent
@@ -40,13 +40,9 @@ def parse(text: str) -> cst.Module:
     """``libcst.parse_module`` without the check every node makes of its fields as it is built (13 % of a
     parse): the native parser builds only trees that print the text it read (libcst's own comment on
     ``CSTNode.__post_init__`` says validation could be skipped when parsing). Nodes the fixes build are still
-    checked. The rules run on one thread at a time, so the class attribute is this parse's alone."""
-    validated = CSTNode.__dict__["__post_init__"]
-    CSTNode.__post_init__ = _not_validated
-    try:
+    checked."""
+    with libcst_method(CSTNode, "__post_init__", _not_validated):
         return cst.parse_module(text)
-    finally:
-        CSTNode.__post_init__ = validated
 
 
 class TextRule(TextRuleBase):

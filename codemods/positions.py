@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from contextlib import nullcontext
-from typing import Dict, Iterable, List, NamedTuple, Optional, Tuple
+from contextlib import contextmanager, nullcontext
+from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
 import libcst as cst
 from libcst._nodes.expression import _BaseParenthesizedNode
@@ -172,15 +172,22 @@ def _parenthesize(node, state) -> _Parenthesized:
     return _Parenthesized(node, state)
 
 
-def _generate(module: cst.Module, state: CodegenState) -> None:
-    """``module``'s code generation into ``state``, with ``_parenthesize`` in place of libcst's own for its
-    duration (one thread generates code at a time, as in ``engine.parse``)."""
-    generator = _BaseParenthesizedNode.__dict__["_parenthesize"]
-    _BaseParenthesizedNode._parenthesize = _parenthesize
+@contextmanager
+def libcst_method(owner: type, name: str, replacement) -> Iterator[None]:
+    """``owner.name`` (a libcst class's own method) is ``replacement`` while the block runs, for every node of
+    that class: the rules and code generation run on one thread at a time, so no other caller sees it."""
+    original = owner.__dict__[name]
+    setattr(owner, name, replacement)
     try:
-        module._codegen(state)
+        yield
     finally:
-        _BaseParenthesizedNode._parenthesize = generator
+        setattr(owner, name, original)
+
+
+def _generate(module: cst.Module, state: CodegenState) -> None:
+    """``module``'s code generation into ``state``, with ``_parenthesize`` in place of libcst's own."""
+    with libcst_method(_BaseParenthesizedNode, "_parenthesize", _parenthesize):
+        module._codegen(state)
 
 
 def positions(module: cst.Module, nodes: Iterable[cst.CSTNode], statements: bool = False):
