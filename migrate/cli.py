@@ -41,7 +41,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-PathsArg = typer.Argument(..., metavar="PATH", help="Files or directories (recursing into *.py and *.ipynb, honouring .gitignore).")
+PathsArg = typer.Argument(..., metavar="PATH...", help="Files or directories (recursing into *.py and *.ipynb, honouring .gitignore).")
 SelectOpt = typer.Option(None, "--select", metavar="CODES", help="Comma-separated rule codes or prefixes to run (default: all).")
 IgnoreOpt = typer.Option(None, "--ignore", metavar="CODES", help="Comma-separated rule codes or prefixes to skip.")
 ExcludeOpt = typer.Option(None, "--exclude", metavar="GLOB", help="Glob (gitignore syntax) of paths to skip; repeatable.")

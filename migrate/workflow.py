@@ -263,7 +263,7 @@ def _search_culprit(result: EntryResult, pipeline: Sequence[str], old: Path, wor
 
 def migrate_command(
     repo: Path = typer.Argument(..., metavar="REPO", help="The repository to migrate.", exists=True, file_okay=False),
-    script_args: Optional[List[str]] = typer.Argument(None, metavar="ARGS", show_default=False,
+    script_args: Optional[List[str]] = typer.Argument(None, metavar="ARGS...", show_default=False,
                                                       help="Arguments for every entry point, after `--`."),
     entry: Optional[List[str]] = typer.Option(None, "--entry", metavar="FILE", help="Training script to verify (relative to REPO); repeatable. Default: `entry` in [tool.torch-migrate]."),
     diff: bool = typer.Option(False, "--diff", "--dry-run", help="Leave REPO untouched: rewrite and verify a copy, print the diff."),

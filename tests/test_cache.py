@@ -16,15 +16,17 @@ import codemods
 import migrate
 
 LEGACY = "import torch\nfrom torch.autograd import Variable\n\nx = Variable(torch.ones(2))\nprint(x.data[0])\n"
-# Runs the CLI, then says on stderr whether the rule engine (libcst), a rule family or torch was ever imported.
+# Runs the CLI, then says on stderr whether the rule engine (libcst), a rule family or torch was ever imported,
+# and which of the modules a cached run can do without but once imported (pydantic with typer 0.29) it loaded.
 ENTRY = """
 import atexit, sys
 
 def loaded():
     from codemods import FAMILIES
     rules = any(name.split(".")[1] in FAMILIES for name in sys.modules if name.startswith("codemods."))
+    extras = [name for name in ("pydantic", "importlib.metadata", "rich", "pathspec") if name in sys.modules]
     sys.stderr.write(f"engine loaded: {'libcst' in sys.modules}\\nrules loaded: {rules}\\n"
-                     f"torch loaded: {'torch' in sys.modules}\\n")
+                     f"torch loaded: {'torch' in sys.modules}\\nextras loaded: {extras}\\n")
 
 atexit.register(loaded)
 from migrate.cli import main
@@ -62,7 +64,7 @@ def test_warm_check_answers_as_cold_without_loading_the_engine(tree, tmp_path):
     assert cold.returncode == warm.returncode == 1
     assert "TM101" in cold.stdout and warm.stdout == cold.stdout
     assert "engine loaded: True" in cold.stderr
-    assert "engine loaded: False" in warm.stderr
+    assert "engine loaded: False" in warm.stderr and "extras loaded: []" in warm.stderr
     assert len(list(cache.glob("*.json"))) == 1
 
 

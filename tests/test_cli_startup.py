@@ -61,8 +61,8 @@ def test_help_states_the_defaults_the_commands_use(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (("verify", "missing.py", "other.py"), "error: Invalid value for 'OLD': file 'missing.py' does not exist."),
-    (("migrate", "missing_repo"), "error: Invalid value for 'REPO': dir 'missing_repo' does not exist."),
+    (("verify", "missing.py", "other.py"), "error: Invalid value for 'OLD': File 'missing.py' does not exist."),
+    (("migrate", "missing_repo"), "error: Invalid value for 'REPO': Directory 'missing_repo' does not exist."),
     (("rewrite", "--bogus", "."), "error: No such option: --bogus"),
     (("check", "--format", "xml", "."), "error: unknown format 'xml'; choose from text, json, sarif, github"),
     (("rewrite", "missing.py"), "error: missing.py: no such file or directory"),
@@ -77,7 +77,7 @@ def test_usage_errors_are_one_plain_error_line_exit_2(tmp_path, args, message):
 
 def test_a_usage_error_of_the_parser_names_the_command_and_its_help(tmp_path):
     result = torch_migrate("verify", "missing.py", "other.py", cwd=tmp_path)
-    assert result.stderr.startswith("Usage: torch-migrate verify [OPTIONS] {OLD} {NEW} [ARGS]...\n"
+    assert result.stderr.startswith("Usage: torch-migrate verify [OPTIONS] {OLD} {NEW} [ARGS...]\n"
                                     "Try 'torch-migrate verify -h' for help.\n")
 
 

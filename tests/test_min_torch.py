@@ -1,5 +1,9 @@
 """--min-torch: no fix needs a torch newer than the oldest one the project supports (flag, config, default)."""
+import sys
+from importlib import metadata
 from pathlib import Path
+
+import pytest
 
 import codemods
 from codemods.engine import run_rules
@@ -24,6 +28,24 @@ def test_every_rule_declares_a_version_no_newer_than_the_installed_torch():
     for rule in codemods.all_rules():
         assert parse(rule.min_torch) >= (0, 4), rule.code
         assert parse(rule.min_torch) <= installed_torch(), f"{rule.code} needs a torch newer than this one"
+
+
+def test_the_installed_torch_is_the_one_importlib_metadata_names():
+    assert installed_torch() == parse(metadata.version("torch"))[:2]
+
+
+@pytest.mark.parametrize("folders, expected", [
+    (("torch-1.13.1+cu117.dist-info", "torch_migrate-0.1.dist-info"), (1, 13)),  # a wheel: the folder's name
+    (("torch.egg-info",), (1, 12)),  # another layout: importlib.metadata reads its PKG-INFO
+    ((), (2, 13)),  # no torch: the newest series the rules know
+])
+def test_the_installed_torch_is_the_first_on_sys_path(tmp_path, monkeypatch, folders, expected):
+    for name in folders:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / ("METADATA" if name.endswith(".dist-info") else "PKG-INFO")).write_text(
+            "Metadata-Version: 2.1\nName: torch\nVersion: 1.12.0\n")
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "gone"), str(tmp_path)])
+    assert installed_torch() == expected
 
 
 def test_flag_beats_config_and_config_beats_the_installed_torch(tmp_path: Path):

@@ -36,7 +36,7 @@ def verify(
     old: Annotated[Path, typer.Argument(metavar="OLD", help="The original (legacy) training script.", **_FILE)],
     new: Annotated[Path, typer.Argument(metavar="NEW", help="The migrated training script.", **_FILE)],
     script_args: Annotated[Optional[list[str]], typer.Argument(
-        metavar="ARGS", help="Arguments for both scripts, after `--` (e.g. `-- --epochs 1`).", show_default=False)] = None,
+        metavar="ARGS...", help="Arguments for both scripts, after `--` (e.g. `-- --epochs 1`).", show_default=False)] = None,
     steps: Annotated[Optional[int], typer.Option(
         min=1, help="Stop both runs after N steps: optimizer.step() calls of any optimizer, or backward() calls "
                     "in scripts without one. Steps count from 1.")] = None,
