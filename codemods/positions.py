@@ -82,9 +82,9 @@ class _State(CodegenState):
 
     def __init__(self, module: cst.Module, wanted: set, statements: bool, keep_text: bool):
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+        self.add_token = self.tokens.append  # the list's own method: no Python frame per token
         self.wanted = wanted
         self.spans: Dict[int, Tuple[int, int]] = {}
-        self.starts: Dict[int, int] = {}
         self.statement_marks: Optional[Dict[int, Tuple[int, int]]] = {} if statements else None
         self.keep_text = keep_text
 
@@ -96,16 +96,6 @@ class _State(CodegenState):
         (as ``PositionProvider``'s do: the Module ends on the line after)."""
         if self.keep_text:
             super().pop_trailing_newline()
-
-    # Nodes without a syntactic position get the whitespace-inclusive one, as in PositionProvider.
-    def before_codegen(self, node) -> None:
-        if id(node) in self.wanted:
-            self.starts[id(node)] = self.mark()
-
-    def after_codegen(self, node) -> None:
-        key = id(node)
-        if key in self.wanted and key not in self.spans:
-            self.spans[key] = (self.starts[key], self.mark())
 
     def record_syntactic_position(self, node, *, start_node=None, end_node=None):
         if id(node) in self.wanted:
@@ -168,8 +158,10 @@ class _Parenthesized:
         return False
 
 
-def _parenthesize(node, state) -> _Parenthesized:
-    return _Parenthesized(node, state)
+def _parenthesize(node, state):
+    if node.lpar or node.rpar or id(node) in state.wanted:
+        return _Parenthesized(node, state)
+    return _NOT_RECORDED  # most expressions: no parentheses, no position asked for
 
 
 @contextmanager
@@ -184,9 +176,24 @@ def libcst_method(owner: type, name: str, replacement) -> Iterator[None]:
         setattr(owner, name, original)
 
 
-def _generate(module: cst.Module, state: CodegenState) -> None:
-    """``module``'s code generation into ``state``, with ``_parenthesize`` in place of libcst's own."""
-    with libcst_method(_BaseParenthesizedNode, "_parenthesize", _parenthesize):
+def _codegen(node, state: _State, **kwargs) -> None:
+    """``CSTNode._codegen`` for a ``_State``: a wanted node without a syntactic position gets the
+    whitespace-inclusive one, as in PositionProvider; any other node costs no call to the state (libcst's
+    calls its ``before_codegen`` and ``after_codegen`` for every node)."""
+    key = id(node)
+    if key not in state.wanted:
+        node._codegen_impl(state, **kwargs)
+        return
+    start = len(state.tokens)
+    node._codegen_impl(state, **kwargs)
+    if key not in state.spans:
+        state.spans[key] = (start, len(state.tokens))
+
+
+def _generate(module: cst.Module, state: _State) -> None:
+    """``module``'s code generation into ``state``, with ``_parenthesize`` and ``_codegen`` in place of libcst's."""
+    with libcst_method(_BaseParenthesizedNode, "_parenthesize", _parenthesize), \
+            libcst_method(cst.CSTNode, "_codegen", _codegen):
         module._codegen(state)
 
 
