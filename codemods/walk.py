@@ -129,8 +129,8 @@ class Index(NamedTuple):
 
 
 def build_index(root: cst.CSTNode) -> Index:
-    """The ``Index`` of ``root``'s tree. ``_compute_children`` is inlined: this loop meets every node of every
-    file, and the call per node was more than half its time."""
+    """The ``Index`` of ``root``'s tree. ``_compute_children`` is inlined, loops and all: this loop meets every
+    node of every file, and a call (or a generator) per node was more than half its time."""
     index, parents, order, stack = {}, {}, [], [root]
     pop, push, append = stack.pop, stack.extend, order.append
     fields_of, known_content = _CHILD_FIELDS, _IS_CONTENT
@@ -141,22 +141,27 @@ def build_index(root: cst.CSTNode) -> Index:
         fields = fields_of.get(type(node))
         if fields is None:
             fields = child_fields(type(node))
-        kids: Tuple[cst.CSTNode, ...] = ()
-        if fields:  # not a leaf such as Name or Integer
-            found = []
-            for name in fields:
-                value = getattr(node, name)
-                if type(value) is list or type(value) is tuple:
-                    found.extend(item for item in value if known_content.get(type(item)) or is_content(item))
-                elif known_content.get(type(value)) or is_content(value):
+        found = []
+        for name in fields:  # none for a leaf such as Name or Integer
+            value = getattr(node, name)
+            if type(value) is list or type(value) is tuple:
+                for item in value:
+                    content = known_content.get(type(item))
+                    if content or (content is None and is_content(item)):
+                        found.append(item)
+            else:
+                content = known_content.get(type(value))
+                if content or (content is None and is_content(value)):
                     found.append(value)
-            if found:
-                kids = tuple(found)
-                linked += len(kids)
-                for kid in kids:
-                    parents[id(kid)] = node
-                push(reversed(kids))
-        index[id(node)] = (node, kids)
+        if found:
+            kids = tuple(found)
+            linked += len(kids)
+            for kid in kids:
+                parents[id(kid)] = node
+            push(reversed(kids))
+            index[id(node)] = (node, kids)
+        else:
+            index[id(node)] = (node, ())
     return Index(index, parents, order, len(parents) != linked)
 
 
