@@ -147,7 +147,8 @@ def check_rewrite(old: str, new: str, findings: Sequence[Finding],
             return anchors
     try:
         new_tree = ast.parse(new)
-        compile(new_tree, "<new>", "exec", dont_inherit=True)
+        if statements is None:  # else compiled above
+            compile(new_tree, "<new>", "exec", dont_inherit=True)
     except SyntaxError as error:
         raise Uncompilable(error.lineno or 1, error.msg) from None
     try:
