@@ -148,7 +148,7 @@ def print_by_rule(rules, run) -> None:
                                (engine, "remove_unused_imports", "import clean-up"), (engine, "ImportMap", "imports"),
                                (engine, "build_index", "child index"), (driver, "_verify", "guard"),
                                (driver, "_one_pass", "driver, engine"), (engine._Dispatcher, "run", "dispatch"),
-                               (engine, "add_imports", "add imports"), (driver, "_trigger_filter", "trigger filter"),
+                               (engine, "add_imports", "add imports"), (driver, "triggered", "trigger filter"),
                                (driver, "_read_back", "read back"), (driver, "cache_key", "cache key"),
                                (driver.python2, "find_before_libcst", "python 2 check"),
                                (driver, "_write", "write"), (engine, "_ApplyFixes", "fix transform setup"),

@@ -20,7 +20,6 @@ import functools
 import io
 import os
 import queue
-import re
 import signal
 import sys
 import threading
@@ -34,6 +33,7 @@ from codemods import repo
 from codemods.commands import is_command_file
 from codemods.finding import Finding
 from migrate import python2
+from migrate.prefilter import triggered
 from migrate.cache import Cache, cache_key
 from migrate.guard import (Anchor, BrokenRewrite, Uncompilable, check_rewrite, placed, python_name,
                            text_lines)
@@ -190,48 +190,6 @@ def _on_big_stack(function: Callable, *args, **kwargs):
     return value
 
 
-# The rest of a statement from an ``import`` on (every import statement has the word), brackets and backslash
-# continuations followed. Starting with a literal keeps the search fast.
-_IMPORT_REST = re.compile(r"import\b(?:[^\n\\(]|\\\r?\n|\([^)]*\))*")
-_WORD = re.compile(r"\w+")
-
-
-def _import_words(text: str) -> set:
-    """Every word of every line that may hold an import statement, from the statement's first line to its end:
-    a superset of the imports ``ImportMap`` resolves names through (``yield from x`` or a comment that says
-    "import torch" count too, a docstring that says torch does not)."""
-    words = set()
-    for found in _IMPORT_REST.finditer(text):
-        start = found.start()
-        if start and (text[start - 1].isalnum() or text[start - 1] == "_"):
-            continue  # the end of a longer word (``reimport``)
-        line = text.rfind("\n", 0, start) + 1
-        while line > 1 and text.endswith("\\", 0, line - (2 if text[line - 2] == "\r" else 1)):
-            line = text.rfind("\n", 0, line - 1) + 1  # a line continued from the one before
-        words.update(_WORD.findall(text, line, found.end()))
-    return words
-
-
-def _trigger_filter(rules: Sequence[type], text: str, path: Optional[Path] = None) -> List[type]:
-    """The rules that may fire on ``text``: one of their triggers and all they require occur in it, and a
-    package of their ``imports`` is imported there (or, ``path`` being a file of the run, a module of the tree
-    passes the file a name from one: ``from model import *``). A docstring that mentions torch parses nothing."""
-    found = [rule for rule in rules
-             if any(trigger in text for trigger in rule.triggers) and all(word in text for word in rule.requires)]
-    if not any(rule.imports for rule in found):
-        return found
-    imported = _import_words(text)
-
-    def imports(rule: type) -> bool:
-        return not rule.imports or any(word.startswith(rule.imports) for word in imported)
-
-    if path is not None and not all(imports(rule) for rule in found):
-        view = repo.view(path)
-        if view is not None:
-            imported.update(qualified.split(".", 1)[0] for qualified in view.reaching.values())
-    return [rule for rule in found if imports(rule)]
-
-
 def _blame(error: BaseException) -> str:
     """The rule module an exception came from, for internal-error messages."""
     import traceback
@@ -353,7 +311,7 @@ class _Pass:
 def _one_pass(shown: Path, source: Source, options: Options, rules: Sequence[type], tree=None) -> _Pass:
     """Filter the rules on ``source``'s text, run them (on ``tree``, the previous pass's tree of that text, if
     given), and guard the result; ``_Refused`` when it must not be written."""
-    active = _trigger_filter(options.rules_for(shown, rules), source.text, source.path)
+    active = triggered(options.rules_for(shown, rules), source.text, source.path)
     # Python 2 is reported whatever the rules: a file none of them concerns costs a compile to know.
     legacy_python = python2.find_before_libcst(source.text) if active else python2.find(source.text)
     if legacy_python:
@@ -419,7 +377,7 @@ def process_file(shown: Path, real: Path, options: Options, rules: Sequence[type
         return result
     if is_command_file(shown.name) and shown.suffix not in (".py", ".ipynb"):  # never cached: its answer
         # depends on the scripts it starts, which its own bytes do not tell
-        return _process_commands(shown, real, source, options, _trigger_filter(options.rules_for(shown, rules),
+        return _process_commands(shown, real, source, options, triggered(options.rules_for(shown, rules),
                                                                                source.text), result)
     result.digest = cache_key(source.raw, shown, options, repo.fingerprint(real, source.raw))
     passes, settled, failure = _fixed_point(shown, source, options, rules)

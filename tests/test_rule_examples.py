@@ -9,7 +9,7 @@ import codemods
 from codemods.commands import CommandContext, CommandRule, run_command_rules
 from codemods.engine import Outcome
 from codemods.engine import run_rules as run_python_rules
-from migrate.driver import _trigger_filter
+from migrate.prefilter import triggered
 
 
 def run_rules(text, rules, unsafe_fixes=False):
@@ -69,7 +69,7 @@ def test_imports_is_exact(rule):
     """A file whose import statements name none of the rule's ``imports`` is never parsed for it (whatever
     its comments, strings and code mention), so the rule must stay silent on every documented example of
     every rule once its imports of those packages are renamed (``import torch`` -> ``import trch``)."""
-    assert all(_trigger_filter([rule], e.before) == [rule] for e in rule.changes)
+    assert all(triggered([rule], e.before) == [rule] for e in rule.changes)
     renamed = re.compile(r"\b(%s)" % "|".join(rule.imports))
     for source in EVERY_EXAMPLE:
         source = "".join(renamed.sub(lambda found: found.group(1)[0] + found.group(1)[2:], line)
