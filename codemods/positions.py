@@ -159,7 +159,7 @@ class _Parenthesized:
 
 
 def _parenthesize(node, state):
-    if node.lpar or node.rpar or id(node) in state.wanted:
+    if type(state) is not _State or node.lpar or node.rpar or id(node) in state.wanted:
         return _Parenthesized(node, state)
     return _NOT_RECORDED  # most expressions: no parentheses, no position asked for
 
@@ -176,10 +176,16 @@ def libcst_method(owner: type, name: str, replacement) -> Iterator[None]:
         setattr(owner, name, original)
 
 
-def _codegen(node, state: _State, **kwargs) -> None:
+def _codegen(node, state, **kwargs) -> None:
     """``CSTNode._codegen`` for a ``_State``: a wanted node without a syntactic position gets the
     whitespace-inclusive one, as in PositionProvider; any other node costs no call to the state (libcst's
-    calls its ``before_codegen`` and ``after_codegen`` for every node)."""
+    calls its ``before_codegen`` and ``after_codegen`` for every node). Another state (libcst's own, in a
+    thread that prints code while ours runs) gets libcst's steps."""
+    if type(state) is not _State:
+        state.before_codegen(node)
+        node._codegen_impl(state, **kwargs)
+        state.after_codegen(node)
+        return
     key = id(node)
     if key not in state.wanted:
         node._codegen_impl(state, **kwargs)
@@ -190,10 +196,18 @@ def _codegen(node, state: _State, **kwargs) -> None:
         state.spans[key] = (start, len(state.tokens))
 
 
-def _generate(module: cst.Module, state: _State) -> None:
-    """``module``'s code generation into ``state``, with ``_parenthesize`` and ``_codegen`` in place of libcst's."""
+@contextmanager
+def codegen_methods() -> Iterator[None]:
+    """libcst's ``_parenthesize`` and ``_codegen`` replaced by this module's for the block (any state still
+    gets libcst's output and positions: only a ``_State`` takes the short ways)."""
     with libcst_method(_BaseParenthesizedNode, "_parenthesize", _parenthesize), \
             libcst_method(cst.CSTNode, "_codegen", _codegen):
+        yield
+
+
+def _generate(module: cst.Module, state: _State) -> None:
+    """``module``'s code generation into ``state``, with this module's ``codegen_methods``."""
+    with codegen_methods():
         module._codegen(state)
 
 

@@ -10,7 +10,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 import codemods
 from codemods.engine import run_rules
 from codemods.imports import add_imports, remove_unused_imports
-from codemods.positions import code, positions
+from codemods.positions import code, codegen_methods, positions
 from codemods.walk import LAYOUT, walk
 from migrate.guard import _units
 
@@ -32,6 +32,18 @@ def test_positions_match_libcst_position_provider(path):
     few = nodes[::41]
     assert {k: v for k, v in positions(module, few).items() if k in {id(n) for n in few}} == \
         {id(n): spans[id(n)] for n in few}
+
+
+def test_code_generation_by_libcst_while_ours_runs_is_libcsts_own():
+    """Our code generation swaps two libcst methods for every node class while it runs; a libcst state (another
+    thread printing code, PositionProvider) still gets libcst's text and positions meanwhile."""
+    module = cst.parse_module(SAMPLES[0].read_text(encoding="utf-8"))
+    nodes = list(walk(module))
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    with codegen_methods():
+        assert module.code == code(module)
+        during = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    assert all(during[node] == expected[node] for node in nodes)
 
 
 SHAPES = """\
