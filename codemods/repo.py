@@ -41,6 +41,7 @@ _STRING = re.compile(r"""['"](\w+)['"]""")
 _SAVE = re.compile(r"""torch\.save\(""")
 _SAVED_PATH = re.compile(r"""\s*(?:open\(\s*)?(['"])([^'"\n]+)\1""")
 _LOAD = re.compile(r"""torch\.load\(\s*(?:open\(\s*)?(['"])([^'"\n]+)\1""")
+_FROM = re.compile(rb"\n[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import\b")  # (dots, module) of a from-import
 
 
 @dataclass
@@ -286,13 +287,14 @@ class RepoIndex:
 
 _PATHS: Optional[List[Path]] = None  # the run's files, indexed on first need
 _CURRENT: Optional[RepoIndex] = None
+_NAMES: Optional[Set[bytes]] = None  # every name a module of the run's files goes by, from the paths alone
 
 
 def index_files(paths: Iterable[Path]) -> None:
     """The files of the run (the driver calls this once per run, before any worker starts). The index is built
     on first need in each process that asks, so a run the cache serves entirely does not pay for it."""
-    global _PATHS, _CURRENT
-    _PATHS, _CURRENT = list(paths), None
+    global _PATHS, _CURRENT, _NAMES
+    _PATHS, _CURRENT, _NAMES = list(paths), None, None
 
 
 def _index() -> Optional[RepoIndex]:
@@ -308,13 +310,36 @@ def view(path: Path) -> Optional[FileView]:
     return index.view(path) if index is not None else None
 
 
+def _tree_names() -> Set[bytes]:
+    global _NAMES
+    if _NAMES is None:
+        _NAMES = set()
+        for path in _PATHS or ():
+            parts = os.fsencode(path).split(os.sep.encode())  # as ``RepoIndex`` names its modules (but the
+            if parts[-1].endswith(b".py"):  # root's spelling, which no import names), without ``Path``
+                parts[-1] = parts[-1][:-3]
+                if parts[-1] == b"__init__":
+                    parts.pop()
+                _NAMES.update(b".".join(parts[start:]) for start in range(len(parts)))
+    return _NAMES
+
+
+def _imports_from_tree(data: bytes) -> bool:
+    """A ``from ... import`` line of ``data`` names a module of the run's files (or is relative): what it
+    imports may be an import of torch's, made there."""
+    if b"from" not in data:
+        return False
+    names = _tree_names()
+    return any(found.group(1) or found.group(2) in names for found in _FROM.finditer(b"\n" + data))
+
+
 def fingerprint(path: Path, data: bytes) -> bytes:
-    """What other files of the tree give ``path`` through star imports, and what they ``torch.save`` to the literal
-    paths it loads (part of the cache key: a cached result holds only while that is unchanged); ``b""`` for a file
-    with neither (no index is built for it)."""
+    """What other files of the tree give ``path`` (through star imports and ``from model import name``), and what
+    they ``torch.save`` to the literal paths it loads: part of the cache key, so that a cached result holds only
+    while that is unchanged. ``b""`` for a file with none of these (no index is built for it)."""
     stars = b"import *" in data or b"import  *" in data
     loads = [m.group(2) for m in _LOAD.finditer(data.decode("utf-8", "replace"))] if b"torch.load(" in data else []
-    if not stars and not loads:
+    if not stars and not loads and not _imports_from_tree(data):
         return b""
     found = view(path)
     if found is None:

@@ -77,6 +77,25 @@ def test_an_edited_file_is_analysed_again(tree, tmp_path):
     assert "engine loaded: True" in again.stderr
 
 
+@pytest.mark.parametrize("spelling", ["from model import Variable", "from .model import Variable",
+                                      "from pkg.model import Variable"])
+def test_a_name_from_another_file_of_the_tree_is_looked_up_again_when_that_file_changes(tmp_path, spelling):
+    """``train.py`` is unchanged, but the ``Variable`` it imports from ``model.py`` is ours at first and torch's
+    after: its cached answer (nothing to report) must not stand."""
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "model.py").write_text("class Variable:\n    def __init__(self, x):\n        self.x = x\n")
+    (root / "pkg" / "train.py").write_text(f"import torch\n{spelling}\n\nx = Variable(torch.ones(2))\n")
+    cache = tmp_path / "cache"
+    assert "TM101" not in run("check", ".", cwd=root, cache_dir=cache).stdout
+    (root / "pkg" / "model.py").write_text("from torch.autograd import Variable\n")
+    again = run("check", ".", cwd=root, cache_dir=cache)
+    assert "pkg/train.py:4:5: TM101" in again.stdout.replace("\\", "/")
+    warm = run("check", ".", cwd=root, cache_dir=cache)
+    assert warm.stdout == again.stdout and not parses(warm)
+
+
 def test_other_options_use_another_table(tree, tmp_path):
     cache = tmp_path / "cache"
     everything = run("check", ".", cwd=tree, cache_dir=cache)
