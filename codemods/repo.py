@@ -104,6 +104,16 @@ def _saved(text: str, start: int) -> Optional[Tuple[str, str]]:
     return None
 
 
+def _module_parts(path: Path) -> Tuple[List[str], bool]:
+    """The parts of the dotted name of the module at ``path`` (a ``.py`` file; a package by its folder), and
+    whether it is a package: a module goes by every suffix of them (``pkg.model``, ``model``). Split from the
+    path's text, without ``Path``: the cache key asks it of every file of every run (``_tree_names``)."""
+    parts = os.fspath(path).split(os.sep)
+    parts[-1] = parts[-1][:-len(".py")]
+    package = parts[-1] == "__init__"
+    return (parts[:-1] if package else parts), package
+
+
 class RepoIndex:
     def __init__(self, paths: Iterable[Path]):
         self.modules: Dict[str, List[_Module]] = {}  # dotted name (every suffix of the path) -> modules
@@ -119,10 +129,7 @@ class RepoIndex:
                 real = path.resolve()
             except (OSError, RuntimeError):  # vanished, unreadable, a looping link
                 continue
-            parts = list(path.with_suffix("").parts)
-            package = parts[-1] == "__init__"
-            if package:
-                parts = parts[:-1]
+            parts, package = _module_parts(path)
             module = _Module(real, ".".join(parts), package, text=text)
             module.directory = str(module.path.parent)
             self.by_path[module.path] = module
@@ -287,7 +294,7 @@ class RepoIndex:
 
 _PATHS: Optional[List[Path]] = None  # the run's files, indexed on first need
 _CURRENT: Optional[RepoIndex] = None
-_NAMES: Optional[Set[bytes]] = None  # every name a module of the run's files goes by, from the paths alone
+_NAMES: Optional[Set[str]] = None  # every name a module of the run's files goes by, from the paths alone
 
 
 def index_files(paths: Iterable[Path]) -> None:
@@ -310,17 +317,14 @@ def view(path: Path) -> Optional[FileView]:
     return index.view(path) if index is not None else None
 
 
-def _tree_names() -> Set[bytes]:
+def _tree_names() -> Set[str]:
     global _NAMES
     if _NAMES is None:
         _NAMES = set()
         for path in _PATHS or ():
-            parts = os.fsencode(path).split(os.sep.encode())  # as ``RepoIndex`` names its modules (but the
-            if parts[-1].endswith(b".py"):  # root's spelling, which no import names), without ``Path``
-                parts[-1] = parts[-1][:-3]
-                if parts[-1] == b"__init__":
-                    parts.pop()
-                _NAMES.update(b".".join(parts[start:]) for start in range(len(parts)))
+            if os.fspath(path).endswith(".py"):
+                parts, _ = _module_parts(path)
+                _NAMES.update(".".join(parts[start:]) for start in range(len(parts)))
     return _NAMES
 
 
@@ -330,7 +334,7 @@ def _imports_from_tree(data: bytes) -> bool:
     if b"from" not in data:
         return False
     names = _tree_names()
-    return any(found.group(1) or found.group(2) in names for found in _FROM.finditer(b"\n" + data))
+    return any(found.group(1) or found.group(2).decode() in names for found in _FROM.finditer(b"\n" + data))
 
 
 def fingerprint(path: Path, data: bytes) -> bytes:
